@@ -1,0 +1,150 @@
+import { connect, type Socket } from "node:net";
+import autocannon from "autocannon";
+
+export interface Target {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
+
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+export const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+export const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+
+async function cannon(target: Target, duration: number): Promise<LoadResult> {
+  const r = await autocannon({
+    url: target.url,
+    method: target.method ?? "GET",
+    headers: target.headers,
+    body: target.body,
+    connections: CONNECTIONS,
+    duration,
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    total: r.requests.total,
+  };
+}
+
+/** Warm-up, then the maximum rate (autocannon), then half of it, paced evenly (for p99 at half load). */
+export async function measure(target: Target): Promise<{ max: LoadResult; half: LoadResult }> {
+  await cannon(target, WARMUP);
+  const max = await cannon(target, DURATION);
+  const rate = Math.max(1, Math.round(max.rps / 2));
+  // Settle at the paced rate first: straight after saturation the server is still draining its
+  // backlog and re-tiering compiled code, and the first seconds measured 10–50× the steady p99.
+  await paced(target, rate, WARMUP);
+  const half = await paced(target, rate, DURATION);
+  return { max, half };
+}
+
+/** One measured run at full rate, after the warm-up (no half-load pass). */
+export async function measureMax(target: Target): Promise<LoadResult> {
+  await cannon(target, WARMUP);
+  return cannon(target, DURATION);
+}
+
+/**
+ * Open-loop load at a steady `rate` (req/s) for `duration` s over CONNECTIONS keep-alive sockets,
+ * latency in microseconds from each request's scheduled time (so a stalled server cannot hide
+ * its backlog). autocannon's overallRate is no use for "p99 at half load": it fires each second's
+ * quota back to back and then idles, so every second starts at full saturation, and it records
+ * whole milliseconds. A raw socket client keeps the load generator's own cost low.
+ */
+export async function paced(target: Target, rate: number, duration: number): Promise<LoadResult> {
+  const url = new URL(target.url);
+  const head = [
+    `${target.method ?? "GET"} ${url.pathname}${url.search} HTTP/1.1`,
+    `Host: ${url.host}`,
+    ...Object.entries(target.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    ...(target.body === undefined ? [] : [`Content-Length: ${Buffer.byteLength(target.body)}`]),
+  ].join("\r\n");
+  const wire = Buffer.from(`${head}\r\n\r\n${target.body ?? ""}`);
+  const latencies: number[] = [];
+  const queue: number[] = [];
+  const idle: Conn[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+
+  interface Conn {
+    socket: Socket;
+    buf: Buffer;
+    since: number;
+  }
+  const dispatch = () => {
+    while (queue.length && idle.length) {
+      const c = idle.pop() as Conn;
+      c.since = queue.shift() as number;
+      c.socket.write(wire);
+    }
+  };
+  const onData = (c: Conn, chunk: Buffer) => {
+    c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
+    for (;;) {
+      const end = c.buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const headText = c.buf.subarray(0, end).toString("latin1");
+      const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(headText)?.[1] ?? 0);
+      if (c.buf.length < end + 4 + length) return;
+      c.buf = c.buf.subarray(end + 4 + length);
+      latencies.push(performance.now() - c.since);
+      const status = Number(headText.slice(9, 12));
+      if (status < 200 || status > 299) non2xx++;
+      idle.push(c);
+      dispatch();
+    }
+  };
+  const conns = await Promise.all(
+    Array.from(
+      { length: CONNECTIONS },
+      () =>
+        new Promise<Conn>((resolve) => {
+          const c: Conn = { socket: connect(Number(url.port), url.hostname), buf: Buffer.alloc(0), since: 0 };
+          c.socket.setNoDelay(true);
+          c.socket.on("data", (d: Buffer) => onData(c, d));
+          c.socket.on("error", () => errors++);
+          c.socket.once("connect", () => resolve(c));
+        }),
+    ),
+  );
+  idle.push(...conns);
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const now = performance.now();
+      const elapsed = (now - start) / 1000;
+      if (elapsed >= duration) {
+        clearInterval(tick);
+        resolve();
+        return;
+      }
+      for (const due = Math.floor(elapsed * rate); sent < due; sent++) queue.push(start + (sent / rate) * 1000);
+      dispatch();
+    }, 1);
+  });
+  // Let the last requests finish (bounded), then close.
+  const deadline = performance.now() + 5000;
+  while ((queue.length || idle.length < conns.length) && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  for (const c of conns) c.socket.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN) * 100) / 100;
+  return { rps: latencies.length / duration, p50: pct(0.5), p99: pct(0.99), non2xx, errors, total: sent };
+}

@@ -1,0 +1,63 @@
+import { cpus, loadavg } from "node:os";
+import type { LoadResult } from "./load.js";
+
+export interface Row {
+  route: string;
+  max?: LoadResult;
+  half?: LoadResult;
+  /** The yardstick's req/s measured just before this row (background load drifts). */
+  yardRps?: number;
+  /** Multiplies req/s for an extra figure (texts per request for classify). */
+  perRequest?: number;
+  notes: string[];
+}
+
+export interface Check {
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en") : "–");
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
+const ms = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? "–" : `${n} ms`);
+
+/** req/s as a multiple of the yardstick measured just before; with `to`, relative to that row's multiple. */
+export function ratio(row: Row | undefined, to?: Row): number {
+  const own = (r: Row | undefined) => (r?.max && r.yardRps ? r.max.rps / r.yardRps : Number.NaN);
+  return to ? own(row) / own(to) : own(row);
+}
+
+export function table(rows: Row[]): string {
+  const head = "| route | req/s | × yardstick | p50 | p99 | p99 at ½ max | notes |\n|---|---:|---:|---:|---:|---:|---|";
+  const lines = rows.map((r) => {
+    const m = r.max;
+    const notes = [...r.notes];
+    if (m && r.perRequest) notes.unshift(`${f0(m.rps * r.perRequest)} texts/s`);
+    if (m && r.yardRps && r.yardRps !== m.rps) notes.push(`yardstick just before: ${f0(r.yardRps)} req/s`);
+    if (m && m.non2xx + m.errors > 0) notes.push(`${m.non2xx} non-2xx, ${m.errors} errors of ${m.total}`);
+    return `| ${r.route} | ${m ? f0(m.rps) : "skipped"} | ${m ? f2(ratio(r)) : "–"} | ${ms(m?.p50)} | ${ms(m?.p99)} | ${ms(r.half?.p99)} | ${notes.join("; ")} |`;
+  });
+  return [head, ...lines].join("\n");
+}
+
+export function checks(list: Check[]): string {
+  const head = "| target | measured | |\n|---|---|---|";
+  const mark = (m: boolean | null) => (m === null ? "not measured" : m ? "met" : "**missed**");
+  return [head, ...list.map((c) => `| ${c.target} | ${c.measured} | ${mark(c.met)} |`)].join("\n");
+}
+
+export function machine(pinned: boolean, connections: number, duration: number, warmup: number): string {
+  const c = cpus();
+  return [
+    `- Date: ${new Date().toISOString()}`,
+    `- CPU: ${c[0]?.model ?? "unknown"}, ${c.length} cores; load average at start ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" / ")}`,
+    `- Node ${process.version}, ${process.platform} ${process.arch}`,
+    `- autocannon: ${connections} connections, ${warmup} s warm-up, ${duration} s per measurement; ` +
+      (pinned
+        ? "servers pinned to core 0, load generator to core 1 (taskset)"
+        : "NOT pinned (taskset unavailable): servers and load generator share cores"),
+  ].join("\n");
+}

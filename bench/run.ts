@@ -1,0 +1,243 @@
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fakeOpenMeteo } from "../test/fakes/open-meteo.js";
+import { fakePostcodesIo, POSTCODES } from "../test/fakes/postcodes-io.js";
+import { SW1A_1AA, CLASSIFY_TEXTS as TEXTS } from "./fixtures.js";
+import { CONNECTIONS, DURATION, measure, measureMax, type Target, WARMUP } from "./load.js";
+import { pinSelf, rssMb, sampleRss } from "./procs.js";
+import { topFunctions } from "./profile-top.js";
+import { type Check, checks, machine, type Row, ratio, table } from "./report.js";
+import { createKey, type Server, startAlmanac, startYardstick } from "./servers.js";
+import { postgresSchema, REDIS_URL, resetRedis } from "./services.js";
+
+const ONLY = process.env.BENCH_ONLY?.split(",").filter(Boolean);
+const PROFILE_DIR = process.env.BENCH_CPU_PROF ? join(tmpdir(), `almanac-profiles-${Date.now()}`) : undefined;
+const CLASSIFY_BODY = JSON.stringify({ texts: TEXTS });
+const wanted = (key: string) => !ONLY || ONLY.includes(key);
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+interface Scenario {
+  key: string;
+  route: string;
+  env?: () => Promise<Record<string, string> | string>;
+  target: (s: Server) => Promise<Target>;
+  perRequest?: number;
+  cleanup?: () => Promise<void>;
+}
+
+async function probe(t: Target): Promise<void> {
+  const res = await fetch(t.url, { method: t.method ?? "GET", headers: t.headers, body: t.body });
+  const text = await res.text();
+  if (res.status !== 200)
+    throw new Error(`${t.method ?? "GET"} ${new URL(t.url).pathname} answered ${res.status}: ${text.slice(0, 200)}`);
+}
+
+async function main() {
+  const pinned = pinSelf();
+  const info = machine(pinned, CONNECTIONS, DURATION, WARMUP);
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  const postcodes = await fakePostcodesIo([...POSTCODES, SW1A_1AA]);
+  const meteo = await fakeOpenMeteo();
+  const upstreams = { POSTCODES_BASE_URL: postcodes.url, OPEN_METEO_BASE_URL: meteo.url };
+  let pgDrop: (() => Promise<void>) | undefined;
+
+  const classify = (s: Server, key: string): Target => ({
+    url: `${s.url}/v1/vibe/classify`,
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: CLASSIFY_BODY,
+  });
+  const scenarios: Scenario[] = [
+    {
+      key: "moon",
+      route: "GET /v1/moon",
+      target: async (s) => ({ url: `${s.url}/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12` }),
+    },
+    { key: "vat", route: "GET /v1/vat", target: async (s) => ({ url: `${s.url}/v1/vat?code=DE` }) },
+    {
+      key: "weather",
+      route: "GET /v1/weather (cached)",
+      env: async () => upstreams,
+      target: async (s) => ({ url: `${s.url}/v1/weather?postcode=SW1A1AA` }),
+    },
+    {
+      key: "classify",
+      route: "POST /v1/vibe/classify (20 texts)",
+      perRequest: TEXTS.length,
+      target: async (s) => classify(s, await createKey(s, "vibe.classify")),
+    },
+    {
+      key: "moon-redis",
+      route: "GET /v1/moon, Redis limiter",
+      env: async () => (await resetRedis()) ?? { REDIS_URL },
+      target: async (s) => ({ url: `${s.url}/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12` }),
+      cleanup: async () => void (await resetRedis()),
+    },
+    {
+      key: "classify-pg",
+      route: "POST /v1/vibe/classify, PostgreSQL",
+      perRequest: TEXTS.length,
+      env: async () => {
+        const schema = await postgresSchema();
+        if (typeof schema === "string") return schema;
+        pgDrop = schema.drop;
+        return { DATABASE_URL: schema.url };
+      },
+      target: async (s) => classify(s, await createKey(s, "vibe.classify")),
+      cleanup: async () => pgDrop?.(),
+    },
+  ];
+
+  const rows: Row[] = [];
+  const byKey = new Map<string, Row>();
+  const profiles = new Map<number, { key: string; skipMs: number }>();
+  let idleRss = Number.NaN;
+  let loadedRss = Number.NaN;
+
+  // The yardstick runs for the whole bench and is measured again before every row, so each ratio
+  // compares two measurements taken under the same background load.
+  log("yardstick…");
+  const yard = await startYardstick();
+  const yardTarget = { url: `${yard.url}/` };
+  const first = await measure(yardTarget);
+  rows.push({ route: "yardstick: raw node:http", ...first, yardRps: first.max.rps, notes: [] });
+
+  for (const sc of scenarios.filter((s) => wanted(s.key))) {
+    log(`${sc.route}…`);
+    const row: Row = { route: sc.route, perRequest: sc.perRequest, notes: [] };
+    rows.push(row);
+    byKey.set(sc.key, row);
+    const env = sc.env ? await sc.env() : {};
+    if (typeof env === "string") {
+      row.notes.push(`skipped: ${env}`);
+      continue;
+    }
+    let server: Server | undefined;
+    try {
+      row.yardRps = (await measureMax(yardTarget)).rps;
+      server = await startAlmanac({ env, cpuProfDir: PROFILE_DIR });
+      // The profile starts with the process: skip start-up, key creation and the probe.
+      profiles.set(server.child.pid, { key: sc.key, skipMs: server.startMs + 3000 });
+      // Idle RSS: the first Almanac of the run, settled, before any load.
+      if (Number.isNaN(idleRss)) {
+        await new Promise((r) => setTimeout(r, 2000));
+        idleRss = rssMb(server.child.pid);
+      }
+      const target = await sc.target(server);
+      await probe(target);
+      const peak = sampleRss(server.child.pid);
+      const { max, half } = await measure(target);
+      const rss = peak();
+      loadedRss = Number.isNaN(loadedRss) ? rss : Math.max(loadedRss, rss);
+      Object.assign(row, { max, half });
+      row.notes.push(`RSS under load ${rss.toFixed(0)} MB`);
+    } catch (err) {
+      row.notes.push(`skipped: ${(err as Error).message.split("\n")[0]}`);
+    } finally {
+      await server?.close();
+      await sc.cleanup?.();
+    }
+  }
+
+  const yardRps = rows.filter((r) => r.yardRps).map((r) => r.yardRps as number);
+  await yard.close();
+
+  log("cold start…");
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await startAlmanac();
+    starts.push(s.startMs);
+    await s.close();
+  }
+  const coldStart = Math.min(...starts);
+  await postcodes.close();
+  await meteo.close();
+
+  const list: Check[] = [];
+  for (const k of ["moon", "vat", "weather"]) {
+    const r = byKey.get(k);
+    if (!r) continue;
+    const x = ratio(r);
+    list.push({
+      target: `${r.route} ≥ 0.6 × yardstick req/s`,
+      measured: r.max ? `${x.toFixed(2)} ×` : "skipped",
+      met: r.max ? x >= 0.6 : null,
+    });
+  }
+  for (const r of rows.filter((r) => !r.route.startsWith("yardstick"))) {
+    list.push({
+      target: `${r.route}: p99 ≤ 5 ms at ½ max load`,
+      measured: r.half ? `${r.half.p99} ms at ${Math.round(r.half.rps)} req/s` : "skipped",
+      met: r.half ? r.half.p99 <= 5 : null,
+    });
+  }
+  for (const k of ["classify", "classify-pg"]) {
+    const r = byKey.get(k);
+    if (!r) continue;
+    const tps = r.max ? r.max.rps * TEXTS.length : Number.NaN;
+    list.push({
+      target: `${r.route} ≥ 20,000 texts/s`,
+      measured: r.max ? `${Math.round(tps).toLocaleString("en")} texts/s` : "skipped",
+      met: r.max ? tps >= 20_000 : null,
+    });
+  }
+  const moon = byKey.get("moon");
+  const redis = byKey.get("moon-redis");
+  if (moon && redis) {
+    const x = ratio(redis, moon);
+    list.push({
+      target: "Redis limiter ≥ 0.75 × in-process (moon, each as its × yardstick)",
+      measured: redis.max && moon.max ? `${x.toFixed(2)} ×` : "skipped",
+      met: redis.max && moon.max ? x >= 0.75 : null,
+    });
+  }
+  list.push({
+    target: "cold start to first 200 ≤ 1.5 s (best of 3)",
+    measured: `${Math.round(coldStart)} ms (runs: ${starts.map(Math.round).join(", ")} ms)`,
+    met: coldStart <= 1500,
+  });
+  list.push({
+    target: "idle RSS ≤ 150 MB",
+    measured: `${idleRss.toFixed(0)} MB (peak under load ${loadedRss.toFixed(0)} MB)`,
+    met: Number.isNaN(idleRss) ? null : idleRss <= 150,
+  });
+
+  const md = [
+    "# Almanac benchmarks",
+    "",
+    "Written by `npm run bench` (bench/run.ts). Figures are from one run on the machine below; " +
+      "treat differences under ~10 % as noise.",
+    "",
+    info,
+    `- Redis for the limiter row: ${REDIS_URL}; every Almanac row runs on a fresh server process with its own DATA_DIR`,
+    `- The yardstick is measured again just before each row and each ratio uses that figure; across this run it ran at ${Math.round(Math.min(...yardRps)).toLocaleString("en")}–${Math.round(Math.max(...yardRps)).toLocaleString("en")} req/s`,
+    "",
+    "## Throughput and latency",
+    "",
+    table(rows),
+    "",
+    "## Targets (issue 6)",
+    "",
+    checks(list),
+    "",
+  ].join("\n");
+  writeFileSync("bench/results.md", md);
+  process.stdout.write(`${md}\n`);
+
+  if (PROFILE_DIR) {
+    await new Promise((r) => setTimeout(r, 500));
+    // Only the main thread's profiles (`.0.`): the other is tsx's module-loader thread.
+    for (const f of readdirSync(PROFILE_DIR).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f))) {
+      const meta = profiles.get(Number(f.split(".")[3]));
+      if (!meta) continue;
+      const path = join(PROFILE_DIR, f);
+      const self = topFunctions(path, { skipMs: meta.skipMs, limit: 15 });
+      const incl = topFunctions(path, { skipMs: meta.skipMs, limit: 25, inclusive: true });
+      process.stdout.write(`\n## CPU profile under load: ${meta.key} (${path})\n### self time\n${self.join("\n")}\n`);
+      process.stdout.write(`### inclusive time\n${incl.join("\n")}\n`);
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,16 @@
+import type { Config } from "../../config.js";
+import type { Classifier } from "../../ports/classifier.js";
+import { UpstreamClassifier } from "./upstream.js";
+import { VaderClassifier } from "./vader.js";
+
+/** The upstream provider when CLASSIFIER_URL is set, else the embedded VADER model. */
+export function createClassifier(config: Config): Classifier {
+  if (config.CLASSIFIER_URL) {
+    return new UpstreamClassifier({
+      url: config.CLASSIFIER_URL,
+      token: config.CLASSIFIER_TOKEN,
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    });
+  }
+  return new VaderClassifier();
+}

@@ -1,0 +1,247 @@
+import { z } from "zod";
+import type {
+  CreatedKey,
+  CreateKeyInput,
+  KeyInfo,
+  KeyStore,
+  KeyVerdict,
+  KeyVerification,
+  VerifyOptions,
+} from "../../ports/key-store.js";
+import { displayParts, KEY_PREFIX, keyStatus } from "./material.js";
+import { callUnkey, type UnkeyHttpOptions, type UnkeyResponse, unkeyErrorDetail } from "./unkey-http.js";
+
+export interface UnkeyOptions extends UnkeyHttpOptions {
+  /** Where keys are created and listed (verification is confined by the root key's scope). */
+  apiId?: string;
+  now?: () => Date;
+}
+
+/** The parts of `POST /v2/keys.verifyKey`'s answer we use; everything else may vary. */
+const VerifyResponse = z.object({
+  data: z.object({
+    valid: z.boolean(),
+    code: z.string(),
+    keyId: z.string().optional(),
+    credits: z.number().int().nullish(),
+    identity: z.object({ externalId: z.string() }).nullish(),
+    ratelimits: z
+      .array(z.object({ exceeded: z.boolean(), limit: z.number(), remaining: z.number(), reset: z.number() }))
+      .nullish(),
+  }),
+});
+
+/** Every code Unkey v2 documents, onto the port's verdicts. */
+const CODES: Record<string, KeyVerdict> = {
+  VALID: "VALID",
+  NOT_FOUND: "NOT_FOUND",
+  EXPIRED: "EXPIRED",
+  DISABLED: "DISABLED",
+  FORBIDDEN: "INSUFFICIENT_PERMISSIONS",
+  INSUFFICIENT_PERMISSIONS: "INSUFFICIENT_PERMISSIONS",
+  RATE_LIMITED: "RATE_LIMITED",
+  USAGE_EXCEEDED: "USAGE_EXCEEDED",
+  INSUFFICIENT_CREDITS: "USAGE_EXCEEDED",
+};
+
+const KeyData = z.object({
+  keyId: z.string(),
+  start: z.string().optional(),
+  enabled: z.boolean().optional(),
+  name: z.string().optional(),
+  meta: z.record(z.string(), z.unknown()).nullish(),
+  createdAt: z.number().optional(),
+  expires: z.number().nullish(),
+  externalId: z.string().nullish(),
+  identity: z.object({ externalId: z.string() }).nullish(),
+  permissions: z.array(z.string()).nullish(),
+  credits: z.object({ remaining: z.number().nullable() }).nullish(),
+  ratelimits: z.array(z.object({ limit: z.number(), duration: z.number() })).nullish(),
+});
+type KeyData = z.infer<typeof KeyData>;
+
+const Created = z.object({ data: z.object({ keyId: z.string(), key: z.string() }) });
+const Listed = z.object({
+  data: z.array(KeyData),
+  pagination: z.object({ cursor: z.string().nullish(), hasMore: z.boolean() }).nullish(),
+});
+
+/** A management call Unkey refused or could not answer (CLI and account page show the message). */
+export class UnkeyError extends Error {
+  override name = "UnkeyError";
+}
+
+/** API keys at Unkey (`UNKEY_ROOT_KEY` set). An unreachable, slow, 5xx or garbled Unkey is `unavailable`. */
+export class UnkeyKeyStore implements KeyStore {
+  private readonly now: () => Date;
+  constructor(private readonly opts: UnkeyOptions) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
+    const cost = opts.cost ?? 1;
+    const res = await callUnkey(this.opts, "/v2/keys.verifyKey", {
+      key,
+      ...(permission !== undefined && { permissions: permission }),
+      ...(cost !== 1 && { credits: { cost } }),
+    });
+    if (!res.ok) return { kind: "unavailable", detail: res.detail };
+    if (res.status !== 200) {
+      return { kind: "unavailable", detail: `Unkey verifyKey answered ${res.status}: ${unkeyErrorDetail(res.body)}` };
+    }
+    const parsed = VerifyResponse.safeParse(res.body);
+    if (!parsed.success) return { kind: "unavailable", detail: "Unkey verifyKey answer is malformed" };
+    const d = parsed.data.data;
+    const code = CODES[d.code];
+    // An unknown code, or `valid` contradicting `code`, is an answer we cannot trust either way.
+    if (code === undefined || (code === "VALID") !== d.valid) {
+      return { kind: "unavailable", detail: `Unkey verifyKey answered valid=${d.valid} code=${d.code}` };
+    }
+    const rl = d.ratelimits?.find((r) => r.exceeded) ?? d.ratelimits?.[0];
+    const nowMs = this.now().getTime();
+    return {
+      kind: "verdict",
+      code,
+      keyId: d.keyId,
+      ownerId: d.identity?.externalId ?? null,
+      remaining: d.credits ?? null,
+      ...(rl && {
+        // `reset` is a Unix time in ms (v2 handler: Reset.UnixMilli()); tolerate a duration too.
+        ratelimit: {
+          limit: rl.limit,
+          remaining: rl.remaining,
+          resetMs: Math.max(0, rl.reset > 1e12 ? rl.reset - nowMs : rl.reset),
+        },
+      }),
+    };
+  }
+
+  async create(input: CreateKeyInput): Promise<CreatedKey> {
+    const apiId = this.apiId();
+    const body = {
+      apiId,
+      prefix: KEY_PREFIX,
+      name: input.name,
+      ...(input.ownerId && { externalId: input.ownerId }),
+      ...(input.permissions.length > 0 && { permissions: input.permissions }),
+      ...(input.expiresAt && { expires: Date.parse(input.expiresAt) }),
+      ...(input.remaining != null && { credits: { remaining: input.remaining } }),
+      ...(input.ratelimit && {
+        ratelimits: [
+          {
+            name: "requests",
+            limit: input.ratelimit.limit,
+            duration: input.ratelimit.durationSec * 1000,
+            autoApply: true,
+          },
+        ],
+      }),
+    };
+    const { keyId, key } = Created.parse(await this.manage("/v2/keys.createKey", body)).data;
+    // Unkey stores only a hash: keep the last four characters for display (best effort).
+    await this.manage("/v2/keys.updateKey", { keyId, meta: { last4: displayParts(key).last4 } }).catch(() => undefined);
+    const createdAt = this.now().toISOString();
+    return {
+      id: keyId,
+      key,
+      name: input.name,
+      ownerId: input.ownerId ?? null,
+      prefix: displayParts(key).start,
+      last4: displayParts(key).last4,
+      permissions: input.permissions,
+      createdAt,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+      lastUsedAt: null,
+      remaining: input.remaining ?? null,
+      ratelimit: input.ratelimit ?? null,
+      status: "active",
+    };
+  }
+
+  async list(ownerId?: string | null): Promise<KeyInfo[]> {
+    const apiId = this.apiId();
+    const out: KeyInfo[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = Listed.parse(
+        await this.manage("/v2/apis.listKeys", {
+          apiId,
+          limit: 100,
+          ...(cursor && { cursor }),
+          ...(ownerId && { externalId: ownerId }),
+        }),
+      );
+      out.push(...res.data.map((k) => this.info(k)));
+      if (!res.pagination?.hasMore || !res.pagination.cursor) break;
+      cursor = res.pagination.cursor;
+    }
+    return ownerId === null ? out.filter((k) => k.ownerId === null) : out;
+  }
+
+  async revoke(id: string, ownerId?: string | null): Promise<boolean> {
+    const key = await this.get(id, ownerId);
+    if (!key) return false;
+    if (key.enabled !== false) await this.manage("/v2/keys.updateKey", { keyId: id, enabled: false });
+    return true;
+  }
+
+  async roll(id: string, ownerId?: string | null): Promise<CreatedKey | null> {
+    const old = await this.get(id, ownerId);
+    if (!old || old.enabled === false) return null;
+    const { keyId, key } = Created.parse(await this.manage("/v2/keys.rerollKey", { keyId: id, expiration: 0 })).data;
+    const { start, last4 } = displayParts(key);
+    await this.manage("/v2/keys.updateKey", { keyId, meta: { ...(old.meta ?? {}), last4 } }).catch(() => undefined);
+    return { ...this.info(old), id: keyId, key, prefix: start, last4, createdAt: this.now().toISOString() };
+  }
+
+  /** The key, or undefined when it does not exist or belongs to another owner. */
+  private async get(id: string, ownerId?: string | null): Promise<KeyData | undefined> {
+    const res = await this.send("/v2/keys.getKey", { keyId: id });
+    if (res.ok && res.status === 404) return undefined;
+    const key = KeyData.parse((this.check("/v2/keys.getKey", res) as { data: unknown }).data);
+    const owner = key.identity?.externalId ?? key.externalId ?? null;
+    if (ownerId !== undefined && owner !== ownerId) return undefined;
+    return key;
+  }
+
+  private info(k: KeyData): KeyInfo {
+    const expiresAt = k.expires ? new Date(k.expires).toISOString() : null;
+    const remaining = k.credits?.remaining ?? null;
+    const rl = k.ratelimits?.[0];
+    return {
+      id: k.keyId,
+      name: k.name ?? "",
+      ownerId: k.identity?.externalId ?? k.externalId ?? null,
+      prefix: k.start ?? `${KEY_PREFIX}_`,
+      last4: typeof k.meta?.last4 === "string" ? k.meta.last4 : "",
+      permissions: k.permissions ?? [],
+      createdAt: new Date(k.createdAt ?? 0).toISOString(),
+      expiresAt,
+      lastUsedAt: null,
+      remaining,
+      ratelimit: rl ? { limit: rl.limit, durationSec: Math.round(rl.duration / 1000) } : null,
+      status: keyStatus({ revoked: k.enabled === false, expiresAt, remaining, now: this.now() }),
+    };
+  }
+
+  private apiId(): string {
+    if (!this.opts.apiId) throw new UnkeyError("UNKEY_API_ID must be set to create or list keys with Unkey");
+    return this.opts.apiId;
+  }
+
+  private send(path: string, payload: unknown): Promise<UnkeyResponse> {
+    return callUnkey(this.opts, path, payload);
+  }
+
+  private async manage(path: string, payload: unknown): Promise<unknown> {
+    return this.check(path, await this.send(path, payload));
+  }
+
+  private check(path: string, res: UnkeyResponse): unknown {
+    if (!res.ok) throw new UnkeyError(res.detail);
+    if (res.status < 200 || res.status > 299) {
+      throw new UnkeyError(`Unkey ${path} answered ${res.status}: ${unkeyErrorDetail(res.body)}`);
+    }
+    return res.body;
+  }
+}

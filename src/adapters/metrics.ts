@@ -1,0 +1,52 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+/** Prometheus metrics for one app instance (its own registry: no module-level singletons). */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests by method, route and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request duration by method and route",
+    labelNames: ["method", "route"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly upstreamErrors = new Counter({
+    name: "upstream_errors_total",
+    help: "Failed calls to upstream services, by upstream and kind of failure",
+    labelNames: ["upstream", "kind"] as const,
+    registers: [this.registry],
+  });
+  private readonly limiterFallbacks = new Counter({
+    name: "rate_limiter_fallback_total",
+    help: "Rate-limit decisions taken by the in-process limiter because Redis was unreachable",
+    labelNames: ["limiter"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.duration.observe({ method, route }, seconds);
+  }
+
+  upstreamError(upstream: string, kind: string): void {
+    this.upstreamErrors.inc({ upstream, kind });
+  }
+
+  limiterFallback(limiter: string): void {
+    this.limiterFallbacks.inc({ limiter });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

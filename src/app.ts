@@ -1,0 +1,99 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppDeps } from "./deps.js";
+import { registerAccount } from "./features/account/route.js";
+import { registerContact } from "./features/contact/route.js";
+import { registerHolidays } from "./features/holidays/route.js";
+import { registerMoon } from "./features/moon/route.js";
+import { registerDocs } from "./features/ops/docs.js";
+import { registerOps } from "./features/ops/route.js";
+import { PlaceLookup } from "./features/postcode/lookup.js";
+import { registerPostcode } from "./features/postcode/route.js";
+import { registerSun } from "./features/sun/route.js";
+import { registerVat } from "./features/vat/route.js";
+import { registerVibe } from "./features/vibe/route.js";
+import { registerWeather } from "./features/weather/route.js";
+import { bodyLimit } from "./http/body-limit.js";
+import { demoTier } from "./http/demo-tier.js";
+import { ApiError, renderError, toApiError } from "./http/errors.js";
+import { allowedMethods } from "./http/method-not-allowed.js";
+import { observe } from "./http/observe.js";
+import { requestId } from "./http/request-id.js";
+import type { AppEnv } from "./http/types.js";
+import { validationError } from "./http/validation.js";
+
+export type App = OpenAPIHono<AppEnv>;
+
+/** The whole HTTP surface. No I/O, no environment reads: everything comes through `deps`. */
+export function createApp(deps: AppDeps): App {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) throw validationError(result.error, result.target, c);
+    },
+  });
+
+  app.use(requestId());
+  app.use(observe(deps.logger, deps.metrics, deps.config.TRUST_PROXY));
+  app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES));
+
+  registerOps(app, deps);
+  registerDocs(app);
+  // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
+  app.use(
+    "/v1/*",
+    demoTier({
+      limiter: deps.limiter,
+      hourlyLimit: deps.config.DEMO_HOURLY_LIMIT,
+      keys: deps.keys,
+      exempt: ["/v1/openapi.json"],
+    }),
+  );
+  // Feature routes register here.
+  registerMoon(app, deps);
+  registerSun(app, deps);
+  registerHolidays(app, deps);
+  registerVat(app, deps);
+  const places = new PlaceLookup(deps.postcodes, deps.cache);
+  registerPostcode(app, deps, places);
+  registerWeather(app, deps, places);
+  registerAccount(app, deps);
+  registerContact(app, deps);
+  registerVibe(app, deps);
+
+  app.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Almanac",
+      version: "1.0.0",
+      description:
+        "Utility lookups (demo tier: 60 GET calls per hour per IP), paid vibe classification and a contact desk. " +
+        'Every error is `{"error":{"code","message","reason"?,"details"?,"request_id"}}`; ' +
+        "every response carries `X-Request-Id`.",
+    },
+    servers: [{ url: deps.config.PUBLIC_URL }],
+  });
+
+  const allowed = allowedMethods(app);
+  app.notFound((c) => {
+    const methods = allowed(c.req.path);
+    // 405 only when the path exists for other methods; a route's own notFound() stays 404.
+    if (methods.length > 0 && !methods.includes(c.req.method)) {
+      return renderError(
+        c,
+        new ApiError("method_not_allowed", `Method ${c.req.method} is not allowed on ${c.req.path}.`, {
+          headers: { Allow: methods.join(", ") },
+        }),
+      );
+    }
+    return renderError(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`));
+  });
+
+  app.onError((err, c) => {
+    const apiError = toApiError(err);
+    if (apiError.code === "internal") {
+      deps.logger.error({ err, request_id: c.get("requestId") }, "unhandled error");
+    }
+    return renderError(c, apiError);
+  });
+
+  return app;
+}

@@ -1,0 +1,136 @@
+import { type Command, InvalidArgumentError } from "commander";
+import { sql } from "kysely";
+import { createKeyStore } from "../adapters/keys/factory.js";
+import { MemoryRateLimiter } from "../adapters/limiter.js";
+import { createLogger } from "../adapters/logger.js";
+import type { Config } from "../config.js";
+import { type Database, openDatabase } from "../db/database.js";
+import { migrate } from "../db/migrations.js";
+import type { KeyStore } from "../ports/key-store.js";
+
+/** Thrown for a user mistake: printed as `almanac: <message>`, exit status 1. */
+class CliError extends Error {}
+
+const positiveInt = (what: string) => (value: string) => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${what} must be a whole number.`);
+  return Number(value);
+};
+
+function ratelimit(value: string): { limit: number; durationSec: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(value);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
+    throw new InvalidArgumentError("expected N/SECONDS, e.g. 100/60 for 100 calls per minute.");
+  }
+  return { limit: Number(m[1]), durationSec: Number(m[2]) };
+}
+
+function isoDate(value: string): string {
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    throw new InvalidArgumentError("expected an ISO 8601 date or time, e.g. 2026-12-31T23:59:59Z.");
+  }
+  return new Date(ms).toISOString();
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** An owner given as an e-mail address is the account with that address (the account page's owner id). */
+async function resolveOwner(database: Database, owner: string | undefined): Promise<string | null> {
+  if (owner === undefined) return null;
+  if (!owner.includes("@")) return owner;
+  const found = await sql<{ id: string }>`select id from auth_user where lower(email) = ${owner.toLowerCase()}`
+    .execute(database.db)
+    .then((r) => r.rows[0]?.id)
+    .catch(() => undefined);
+  if (!found) throw new CliError(`no account with e-mail ${owner}: sign in once on /account first, or pass a user id.`);
+  return found;
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+/** `almanac keys create|list|revoke|roll`: same configuration as the server, safe while it runs. */
+export function registerKeysCommands(program: Command, loadConfig: () => Config): void {
+  const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");
+
+  async function withStore(fn: (store: KeyStore, database: Database, config: Config) => Promise<void>) {
+    const config = loadConfig();
+    const database = openDatabase({
+      dataDir: config.DATA_DIR,
+      databaseUrl: config.DATABASE_URL,
+      logger: createLogger("warn"),
+    });
+    try {
+      if (!config.UNKEY_ROOT_KEY) await migrate(database.db);
+      await fn(createKeyStore(config, database, new MemoryRateLimiter()), database, config);
+    } catch (err) {
+      process.stderr.write(`almanac: ${(err as Error).message}\n`);
+      process.exitCode = 1;
+    } finally {
+      await database.close();
+    }
+  }
+
+  keys
+    .command("create")
+    .description("create a key and print it (the plaintext key is shown this once)")
+    .requiredOption("--name <name>", "what the key is for")
+    .option("--owner <id-or-email>", "owning account (user id, or the e-mail it signed in with)")
+    .option("--permission <permission>", "grant a permission (repeatable; default: KEY_PERMISSION)", collect)
+    .option("--expires <iso>", "expiry time, ISO 8601", isoDate)
+    .option("--remaining <n>", "number of uses (default: unlimited)", positiveInt("--remaining"))
+    .option("--ratelimit <n/seconds>", "at most N calls per SECONDS", ratelimit)
+    .action(
+      (opts: {
+        name: string;
+        owner?: string;
+        permission?: string[];
+        expires?: string;
+        remaining?: number;
+        ratelimit?: { limit: number; durationSec: number };
+      }) =>
+        withStore(async (store, database, config) => {
+          const created = await store.create({
+            name: opts.name,
+            ownerId: await resolveOwner(database, opts.owner),
+            permissions: opts.permission ?? [config.KEY_PERMISSION],
+            expiresAt: opts.expires ?? null,
+            remaining: opts.remaining ?? null,
+            ratelimit: opts.ratelimit ?? null,
+          });
+          const { key, ...info } = created;
+          print({ key, ...info });
+        }),
+    );
+
+  keys
+    .command("list")
+    .description("list keys (prefix and last four characters, never the key)")
+    .option("--owner <id-or-email>", "only this account's keys")
+    .action((opts: { owner?: string }) =>
+      withStore(async (store, database) => {
+        print(await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner)));
+      }),
+    );
+
+  keys
+    .command("revoke <id>")
+    .description("revoke a key: it is refused from the next call on")
+    .action((id: string) =>
+      withStore(async (store) => {
+        if (!(await store.revoke(id))) throw new CliError(`no key ${id}`);
+        print({ id, revoked: true });
+      }),
+    );
+
+  keys
+    .command("roll <id>")
+    .description("revoke a key and issue a replacement with the same settings (printed once)")
+    .action((id: string) =>
+      withStore(async (store) => {
+        const created = await store.roll(id);
+        if (!created) throw new CliError(`no active key ${id}`);
+        const { key, ...info } = created;
+        print({ key, ...info, replaces: id });
+      }),
+    );
+}

@@ -1,0 +1,46 @@
+import cluster, { type Worker } from "node:cluster";
+import type { Logger } from "pino";
+import { RateLimiterClusterMaster } from "rate-limiter-flexible";
+import type { Config } from "./config.js";
+import { openDatabase } from "./db/database.js";
+import { migrate } from "./db/migrations.js";
+
+/**
+ * WEB_CONCURRENCY > 1: this (primary) process migrates once, then forks N workers that share
+ * the listening port. Without Redis, the primary holds the rate-limit counters for all of
+ * them (RateLimiterClusterMaster), so limits stay exact. SIGTERM/SIGINT are passed on; the
+ * primary exits 0 once every worker has drained and exited.
+ */
+export async function runPrimary(config: Config, logger: Logger): Promise<void> {
+  const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
+  await migrate(database.db);
+  const { migrateAuth } = await import("./features/account/auth.js"); // better-auth loads only here
+  await migrateAuth({ config, database, logger });
+  await database.close();
+  if (!config.REDIS_URL) new RateLimiterClusterMaster();
+
+  let stopping = false;
+  const fork = (): Worker => cluster.fork();
+  cluster.on("exit", (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        logger.info("all workers stopped");
+        process.exit(0);
+      }
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
+    fork();
+  });
+  for (let i = 0; i < config.WEB_CONCURRENCY; i++) fork();
+  logger.info({ workers: config.WEB_CONCURRENCY, port: config.PORT }, "Almanac primary started");
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping workers");
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}

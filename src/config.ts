@@ -1,0 +1,116 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+
+/** Empty strings count as unset, so `FOO=` in a .env file means "use the default". */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const url = (protocols: string[]) =>
+  z.url({ protocol: new RegExp(`^(${protocols.join("|")})$`), error: `must be a ${protocols.join(" or ")} URL` });
+
+const httpUrl = url(["http", "https"]);
+
+const EnvSchema = z.object({
+  NODE_ENV: optional(z.enum(["development", "production", "test"])),
+  PORT: optional(int(0, 65535)).default(8080),
+  HOST: optional(z.string()).default("0.0.0.0"),
+  DATA_DIR: optional(z.string()).default("./data"),
+  DATABASE_URL: optional(url(["postgres", "postgresql"])),
+  REDIS_URL: optional(url(["redis", "rediss"])),
+  TRUST_PROXY: optional(int(0, 10)).default(0),
+  WEB_CONCURRENCY: optional(int(1, 64)).default(1),
+  LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
+  DEMO_HOURLY_LIMIT: optional(int(1, 1_000_000)).default(60),
+  BODY_LIMIT_BYTES: optional(int(1024, 10_000_000)).default(256 * 1024),
+  SHUTDOWN_TIMEOUT_MS: optional(int(100, 120_000)).default(10_000),
+  HEADERS_TIMEOUT_MS: optional(int(500, 120_000)).default(5_000),
+  REQUEST_TIMEOUT_MS: optional(int(1000, 600_000)).default(15_000),
+  KEEP_ALIVE_TIMEOUT_MS: optional(int(100, 120_000)).default(5_000),
+  KEY_PERMISSION: optional(z.string().min(1)).default("vibe.classify"),
+  UNKEY_ROOT_KEY: optional(z.string().min(1)),
+  UNKEY_API_ID: optional(z.string().min(1)),
+  UNKEY_BASE_URL: optional(httpUrl).default("https://api.unkey.com"),
+  UNKEY_TIMEOUT_MS: optional(int(50, 30_000)).default(1500),
+  CLASSIFIER_URL: optional(httpUrl),
+  CLASSIFIER_TOKEN: optional(z.string().min(1)),
+  MAIL_URL: optional(url(["smtp", "smtps"])),
+  MAIL_FROM: optional(z.email()).default("almanac@localhost"),
+  CONTACT_TO: optional(z.email()).default("desk@localhost"),
+  MAIL_TIMEOUT_MS: optional(int(100, 120_000)).default(10_000),
+  CONTACT_HOURLY_LIMIT: optional(int(1, 1_000_000)).default(5),
+  CONTACT_DAILY_CAP: optional(int(1, 10_000_000)).default(500),
+  POSTCODES_BASE_URL: optional(httpUrl).default("https://api.postcodes.io"),
+  OPEN_METEO_BASE_URL: optional(httpUrl).default("https://api.open-meteo.com"),
+  VIES_BASE_URL: optional(httpUrl),
+  UPSTREAM_TIMEOUT_MS: optional(int(50, 60_000)).default(3000),
+  PUBLIC_URL: optional(httpUrl),
+  AUTH_SECRET: optional(z.string().min(32, "must be at least 32 characters")),
+  GITHUB_CLIENT_ID: optional(z.string().min(1)),
+  GITHUB_CLIENT_SECRET: optional(z.string().min(1)),
+  GOOGLE_CLIENT_ID: optional(z.string().min(1)),
+  GOOGLE_CLIENT_SECRET: optional(z.string().min(1)),
+  OIDC_ISSUER: optional(httpUrl),
+  OIDC_CLIENT_ID: optional(z.string().min(1)),
+  OIDC_CLIENT_SECRET: optional(z.string().min(1)),
+  OIDC_NAME: optional(z.string().min(1)).default("OIDC"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+/** Every variable the configuration reads. */
+export const CONFIG_KEYS = Object.keys(EnvSchema.shape) as (keyof Env)[];
+
+export interface Config extends Env {
+  /** Absolute data directory. */
+  DATA_DIR: string;
+  /** External origin, defaulting to http://localhost:$PORT. */
+  PUBLIC_URL: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Parses the environment once. Every problem is listed, each naming its variable.
+ * Pure: reads only `env`; the AUTH_SECRET fallback is resolved by `resolveAuthSecret`.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = EnvSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  const cfg = result.data;
+  const problems: string[] = [];
+  const pairs: [keyof Env, keyof Env][] = [
+    ["GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"],
+    ["GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"],
+    ["OIDC_ISSUER", "OIDC_CLIENT_ID"],
+  ];
+  for (const [a, b] of pairs) {
+    if (Boolean(cfg[a]) !== Boolean(cfg[b])) problems.push(`${cfg[a] ? b : a}: required when ${cfg[a] ? a : b} is set`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return {
+    ...cfg,
+    DATA_DIR: resolve(cfg.DATA_DIR),
+    PUBLIC_URL: (cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, ""),
+  };
+}
+
+/** AUTH_SECRET from the environment, else one generated into DATA_DIR on first start. */
+export function resolveAuthSecret(cfg: Config): string {
+  if (cfg.AUTH_SECRET) return cfg.AUTH_SECRET;
+  mkdirSync(cfg.DATA_DIR, { recursive: true });
+  const file = join(cfg.DATA_DIR, "auth-secret");
+  if (!existsSync(file)) {
+    writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600, flag: "wx" });
+  }
+  return readFileSync(file, "utf8").trim();
+}

@@ -1,0 +1,84 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import type { Logger } from "pino";
+import type { DB } from "./schema.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+/** The project's database: Kysely over embedded SQLite (default) or PostgreSQL. */
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly dialect: Dialect;
+  /** The underlying driver object, for libraries that take it directly (better-auth). */
+  readonly raw: SQLite.Database | pg.Pool;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  dataDir: string;
+  databaseUrl?: string;
+  logger: Logger;
+}
+
+export function openDatabase(opts: DatabaseOptions): Database {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.logger) : openSqlite(opts.dataDir);
+}
+
+function openSqlite(dataDir: string): Database {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, "almanac.db");
+  const raw = new SQLite(file);
+  raw.pragma("journal_mode = WAL");
+  // FULL: a commit is fsynced before it is acknowledged, so nothing acknowledged is lost
+  // even on power failure (NORMAL in WAL mode only survives a process crash).
+  raw.pragma("synchronous = FULL");
+  // The CLI opens the same file while the server runs: wait for the lock instead of failing.
+  raw.pragma("busy_timeout = 5000");
+  raw.pragma("foreign_keys = ON");
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+  return {
+    db,
+    dialect: "sqlite",
+    raw,
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  };
+}
+
+function openPostgres(url: string, logger: Logger): Database {
+  const raw = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // Fail fast when PostgreSQL is down: callers answer 503 within ~2 s instead of hanging.
+    connectionTimeoutMillis: 1500,
+    query_timeout: 5000,
+    idleTimeoutMillis: 30_000,
+  });
+  raw.on("error", (err) => logger.warn({ err: err.message }, "postgres pool error"));
+  // A checked-out client whose server goes away emits "error" with no listener (the pool only
+  // listens to idle ones): an uncaught exception that would end the process. Its query fails anyway.
+  raw.on("connect", (client) => {
+    client.on("error", (err) => logger.warn({ err: err.message }, "postgres connection lost"));
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: raw }) });
+  return {
+    db,
+    dialect: "postgres",
+    raw,
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function ping(db: Kysely<DB>): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

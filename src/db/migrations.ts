@@ -1,0 +1,111 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from "kysely";
+
+/**
+ * Every migration, in order. One set for both dialects: only portable column types
+ * (text, integer, bigint) and no dialect-specific defaults.
+ */
+const migrations: Record<string, Migration> = {
+  "001_foundation": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("almanac_meta")
+        .addColumn("key", "text", (c) => c.primaryKey())
+        .addColumn("value", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("idempotency")
+        .addColumn("scope", "text", (c) => c.notNull())
+        .addColumn("key", "text", (c) => c.notNull())
+        .addColumn("body_hash", "text", (c) => c.notNull())
+        .addColumn("status", "integer", (c) => c.notNull())
+        .addColumn("response", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("idempotency_pk", ["scope", "key"])
+        .execute();
+    },
+  },
+  "002_api_keys": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("key_hash", "text", (c) => c.notNull().unique())
+        .addColumn("start", "text", (c) => c.notNull())
+        .addColumn("last4", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("owner_id", "text")
+        .addColumn("permissions", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text")
+        .addColumn("remaining", "integer")
+        .addColumn("ratelimit_limit", "integer")
+        .addColumn("ratelimit_duration_sec", "integer")
+        .addColumn("revoked_at", "text")
+        .addColumn("last_used_at", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("api_keys_owner_idx").on("api_keys").column("owner_id").execute();
+    },
+  },
+  "003_contact_messages": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("contact_messages")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("email", "text", (c) => c.notNull())
+        .addColumn("subject", "text")
+        .addColumn("message", "text", (c) => c.notNull())
+        .addColumn("client_ip", "text")
+        .addColumn("idempotency_key", "text")
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull())
+        .addColumn("last_error", "text")
+        .addColumn("message_id", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("sent_at", "text")
+        .execute();
+      await db.schema.createIndex("contact_messages_status_idx").on("contact_messages").column("status").execute();
+      await db.schema
+        .createIndex("contact_messages_idem_idx")
+        .on("contact_messages")
+        .column("idempotency_key")
+        .execute();
+    },
+  },
+};
+
+class InCodeProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+/**
+ * PostgreSQL's schema for Kysely's own tables: the first one on `search_path`. Left unset,
+ * Kysely takes its tables in ANY schema of the database as its own and then fails with
+ * "relation kysely_migration_lock does not exist" in a fresh schema.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema
+async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
+
+/** Applies pending migrations; safe to run from several instances at once (Kysely's lock). */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema
+export async function migrate(db: Kysely<any>): Promise<string[]> {
+  // Unordered: slices developed side by side may land a lower-numbered migration after a
+  // higher one was applied; each migration is independent, so applying it late is safe.
+  const migrator = new Migrator({
+    db,
+    provider: new InCodeProvider(),
+    allowUnorderedMigrations: true,
+    migrationTableSchema: await currentSchema(db),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

@@ -1,0 +1,94 @@
+import cluster from "node:cluster";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { MemoryCache, RedisCache } from "./adapters/cache.js";
+import { createClassifier } from "./adapters/classifier/factory.js";
+import { createKeyStore } from "./adapters/keys/factory.js";
+import { ClusterRateLimiter, MemoryRateLimiter, RedisRateLimiter } from "./adapters/limiter.js";
+import { Metrics } from "./adapters/metrics.js";
+import { OpenMeteoForecaster } from "./adapters/open-meteo.js";
+import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
+import { createRedis } from "./adapters/redis.js";
+import { createSmtpMailLane } from "./adapters/smtp-mail.js";
+import { createVatRegistry } from "./adapters/vies.js";
+import type { Config } from "./config.js";
+import { type Database, openDatabase } from "./db/database.js";
+import { IdempotencyStore } from "./db/idempotency.js";
+import { migrate } from "./db/migrations.js";
+import type { Cache } from "./ports/cache.js";
+import type { Classifier } from "./ports/classifier.js";
+import type { Forecaster } from "./ports/forecaster.js";
+import type { KeyStore } from "./ports/key-store.js";
+import type { MailLane } from "./ports/mail-lane.js";
+import type { PostcodeResolver } from "./ports/postcode-resolver.js";
+import type { RateLimiter } from "./ports/rate-limiter.js";
+import type { VatRegistry } from "./ports/vat-registry.js";
+
+/** Everything the app needs, built once by main.ts (or by a test with fakes). */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  database: Database;
+  limiter: RateLimiter;
+  redis?: Redis;
+  idempotency: IdempotencyStore;
+  now: () => Date;
+  /** API keys: the embedded store, or Unkey when UNKEY_ROOT_KEY is set. */
+  keys: KeyStore;
+  /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
+  classifier: Classifier;
+  /** The SMTP mail lane; undefined when MAIL_URL is unset. */
+  mail?: MailLane;
+  /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
+  cache: Cache;
+  /** postcodes.io (uncached; the postcode feature caches). */
+  postcodes: PostcodeResolver;
+  /** Open-Meteo (uncached; the weather feature caches). */
+  forecaster: Forecaster;
+  /** VIES registration checks (cached); undefined unless VIES_BASE_URL is set. */
+  vatRegistry?: VatRegistry;
+}
+
+/** Builds the real dependencies for `config`, applying migrations. */
+export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {
+  const metrics = new Metrics({ defaultMetrics: true });
+  const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
+  await migrate(database.db);
+  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
+  const limiter = redis
+    ? new RedisRateLimiter(redis, metrics)
+    : cluster.isWorker
+      ? new ClusterRateLimiter()
+      : new MemoryRateLimiter();
+  const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, metrics };
+  return {
+    config,
+    logger,
+    metrics,
+    database,
+    limiter,
+    redis,
+    idempotency: new IdempotencyStore(database.db),
+    cache: redis
+      ? new RedisCache(redis, { onFallback: () => metrics.upstreamError("redis", "cache_fallback") })
+      : new MemoryCache(),
+    postcodes: new PostcodesIoResolver({ ...upstream, baseUrl: config.POSTCODES_BASE_URL }),
+    forecaster: new OpenMeteoForecaster({ ...upstream, baseUrl: config.OPEN_METEO_BASE_URL }),
+    vatRegistry: createVatRegistry(config, metrics),
+    now: () => new Date(),
+    keys: createKeyStore(config, database, limiter),
+    classifier: createClassifier(config),
+    mail: config.MAIL_URL
+      ? createSmtpMailLane({ url: config.MAIL_URL, from: config.MAIL_FROM, timeoutMs: config.MAIL_TIMEOUT_MS, logger })
+      : undefined,
+  };
+}
+
+/** Releases what buildDeps opened. */
+export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.limiter.close();
+  await deps.mail?.close();
+  if (deps.redis) await deps.redis.quit().catch(() => deps.redis?.disconnect());
+  await deps.database.close();
+}

@@ -1,0 +1,150 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { ApiError } from "../../http/errors.js";
+import type { AppEnv } from "../../http/types.js";
+import type { CreatedKey, KeyStore } from "../../ports/key-store.js";
+import { csrfToken, csrfTokenValid } from "./csrf.js";
+import { authHeaders, field, seeOther } from "./http.js";
+import { configuredProviders } from "./providers.js";
+import { type AccountContext, requireSameOrigin } from "./route.js";
+import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
+
+/** Fixed notices for `/account?notice=…` (never echo free text from the URL). */
+const NOTICES: Record<string, Notice> = {
+  revoked: { kind: "ok", text: "The key was revoked." },
+  linked: { kind: "ok", text: "The identity was linked." },
+  unlinked: { kind: "ok", text: "The identity was unlinked." },
+  signed_out: { kind: "ok", text: "You are signed out." },
+};
+
+const LINK_ERRORS: Record<string, string> = {
+  account_already_linked_to_different_user: "That identity is already linked to another account.",
+};
+
+/** The signed-in part of /account: keys, identities, sign out. Every POST: same origin + CSRF token. */
+export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext, signedOut: () => SignInStep) {
+  const { deps, loadAuth } = ctx;
+  const providers = configuredProviders(deps.config);
+
+  const session = async (c: Context<AppEnv>) => (await loadAuth()).auth.api.getSession({ headers: authHeaders(c) });
+
+  /** Same-origin check, a live session, and the session's CSRF token, in that order. */
+  async function guard(c: Context<AppEnv>) {
+    requireSameOrigin(c, ctx.publicOrigin);
+    const s = await session(c);
+    if (!s) throw new ApiError("unauthorized", "Sign in on the account page first.");
+    const body = await c.req.parseBody();
+    if (!csrfTokenValid(ctx.secret, s.session.id, body.csrf)) {
+      throw new ApiError("forbidden", "The form token is missing or stale: reload the account page.", {
+        reason: "CSRF_TOKEN",
+      });
+    }
+    return { s, body };
+  }
+
+  const keyStore = (): KeyStore => {
+    if (!deps.keys) throw new ApiError("unavailable", "The key store is not configured on this server.");
+    return deps.keys;
+  };
+
+  async function render(
+    c: Context<AppEnv>,
+    s: NonNullable<Awaited<ReturnType<typeof session>>>,
+    extra: { created?: CreatedKey; notice?: Notice } = {},
+    status: 200 | 400 = 200,
+  ) {
+    const keys = deps.keys ? await deps.keys.list(s.user.id) : [];
+    const { auth } = await loadAuth();
+    const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });
+    const identities: Identity[] = accounts
+      .filter((a) => a.providerId !== "credential")
+      .map((a) => ({
+        id: a.id,
+        providerId: a.providerId,
+        providerName: providers.find((p) => p.id === a.providerId)?.name ?? a.providerId,
+        accountId: a.accountId,
+      }));
+    const view = { email: s.user.email, csrf: csrfToken(ctx.secret, s.session.id), keys, identities, providers };
+    return c.html(AccountPage({ ...view, ...extra }), status);
+  }
+
+  app.get("/account", async (c) => {
+    const s = await session(c);
+    const notice = NOTICES[c.req.query("notice") ?? ""];
+    if (!s) return c.html(SignInPage({ state: signedOut(), notice }));
+    const linkError = c.req.query("error");
+    if (linkError !== undefined) {
+      const text = LINK_ERRORS[linkError] ?? "Linking did not complete. Try again.";
+      return render(c, s, { notice: { kind: "error", text } });
+    }
+    return render(c, s, { notice });
+  });
+
+  app.post("/account/keys", async (c) => {
+    const { s, body } = await guard(c);
+    const name = field(body, "name").trim();
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+    if (name.length < 1 || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) {
+      return render(c, s, { notice: { kind: "error", text: "A key name is 1 to 64 printable characters." } }, 400);
+    }
+    const created = await keyStore().create({ name, ownerId: s.user.id, permissions: [deps.config.KEY_PERMISSION] });
+    return render(c, s, { created });
+  });
+
+  app.post("/account/keys/:id/revoke", async (c) => {
+    const { s } = await guard(c);
+    const id = c.req.param("id");
+    if (!(await keyStore().revoke(id, s.user.id))) throw new ApiError("not_found", `No key ${id} on this account.`);
+    return seeOther("/account?notice=revoked");
+  });
+
+  app.post("/account/keys/:id/roll", async (c) => {
+    const { s } = await guard(c);
+    const id = c.req.param("id");
+    const created = await keyStore().roll(id, s.user.id);
+    if (!created) throw new ApiError("not_found", `No key ${id} on this account.`);
+    return render(c, s, { created, notice: { kind: "ok", text: "The old key was revoked; here is its replacement." } });
+  });
+
+  app.post("/account/link/:provider", async (c) => {
+    await guard(c);
+    const provider = providers.find((p) => p.id === c.req.param("provider"));
+    if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    const { auth } = await loadAuth();
+    const { headers, response } = await auth.api.linkSocialAccount({
+      body: {
+        provider: provider.id,
+        callbackURL: "/account?notice=linked",
+        errorCallbackURL: "/account",
+        disableRedirect: true,
+      },
+      headers: authHeaders(c),
+      returnHeaders: true,
+    });
+    return seeOther(response.url ?? "/account", headers);
+  });
+
+  app.post("/account/identities/:id/unlink", async (c) => {
+    const { s } = await guard(c);
+    const { auth, isAPIError } = await loadAuth();
+    try {
+      await auth.api.unlinkAccount({ body: { accountId: c.req.param("id") }, headers: authHeaders(c) });
+    } catch (err) {
+      if (isAPIError(err) && err.body?.code === "ACCOUNT_NOT_FOUND") {
+        throw new ApiError("not_found", `No linked identity ${c.req.param("id")} on this account.`);
+      }
+      if (isAPIError(err) && err.body?.code === "SESSION_NOT_FRESH") {
+        return render(c, s, { notice: { kind: "error", text: "Sign out and in again to unlink." } }, 400);
+      }
+      throw err;
+    }
+    return seeOther("/account?notice=unlinked");
+  });
+
+  app.post("/account/sign-out", async (c) => {
+    await guard(c);
+    const { auth } = await loadAuth();
+    const { headers } = await auth.api.signOut({ headers: authHeaders(c), returnHeaders: true });
+    return seeOther("/account?notice=signed_out", headers);
+  });
+}

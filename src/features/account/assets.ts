@@ -1,0 +1,58 @@
+/** The account page's only stylesheet and script, served by the app (no CDN, no build step). */
+
+export const ACCOUNT_CSS = `
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #fafafa; --muted: #59636e; --line: #d0d7de;
+  --accent: #0b5cad; --danger: #b42318; --ok-bg: #e7f5ea; --err-bg: #fdecea; --card: #fff; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d;
+  --accent: #4493f8; --danger: #f85149; --ok-bg: #12261a; --err-bg: #2d1214; --card: #161b22; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+header { padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
+h1 { font-size: 1.6rem; margin: 0 0 1rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; max-width: 32rem; }
+.created { max-width: none; border-color: var(--accent); margin-bottom: 1rem; } .card h2 { margin-top: 0; }
+label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }
+input { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 22rem;
+  background: var(--bg); color: var(--fg); }
+button { font: inherit; padding: .4rem .9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
+  color: #fff; cursor: pointer; margin-top: .5rem; }
+button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
+button:focus-visible, a:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+a { color: var(--accent); }
+.hint, .who { color: var(--muted); font-size: .9rem; }
+.notice { padding: .6rem .9rem; border-radius: 6px; } .notice.ok { background: var(--ok-bg); } .notice.error { background: var(--err-bg); }
+.top { display: flex; justify-content: space-between; align-items: baseline; flex-wrap: wrap; gap: 1rem; }
+table { border-collapse: collapse; width: 100%; margin-bottom: 1rem; }
+th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
+td.actions form { display: inline-block; margin-right: .5rem; } td.actions button { margin: 0; }
+.status.active { color: #1a7f37; } .status.revoked, .status.expired, .status.exhausted { color: var(--muted); }
+.secret { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
+.secret code { font-size: 1rem; padding: .4rem .6rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; word-break: break-all; }
+.inline { display: flex; gap: .75rem; align-items: end; flex-wrap: wrap; margin: .5rem 0; }
+.inline label { margin: 0 0 .25rem; width: 100%; } .inline input { flex: 1; }
+.identities { list-style: none; padding: 0; } .identities li { display: flex; gap: 1rem; align-items: center; }
+`;
+
+/** Copy buttons: `<button data-copy="ID">` copies the text of element ID. */
+export const ACCOUNT_JS = `"use strict";
+document.addEventListener("click", function (event) {
+  var button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
+  if (!button) return;
+  var source = document.getElementById(button.getAttribute("data-copy"));
+  if (!source) return;
+  var text = source.textContent || "";
+  var done = function () { button.textContent = "Copied"; };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(done, function () { button.textContent = "Select and copy"; });
+  } else {
+    var range = document.createRange();
+    range.selectNodeContents(source);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = document.execCommand("copy") ? "Copied" : "Select and copy";
+  }
+});
+`;

@@ -1,0 +1,182 @@
+import { kyselyAdapter } from "@better-auth/kysely-adapter";
+import { betterAuth } from "better-auth";
+import { APIError } from "better-auth/api";
+import { getMigrations } from "better-auth/db/migration";
+import { emailOTP, genericOAuth } from "better-auth/plugins";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import { type Config, resolveAuthSecret } from "../../config.js";
+import type { Database } from "../../db/database.js";
+import type { MailLane } from "../../ports/mail-lane.js";
+import { withHashedSessionTokens } from "./hashed-sessions.js";
+import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
+import { configuredProviders } from "./providers.js";
+
+export interface AuthDeps {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  /** Read at send time, so a lane swapped in after construction is the one used. */
+  mail: () => MailLane | undefined;
+}
+
+function otpMail(code: string) {
+  const minutes = OTP_EXPIRES_SEC / 60;
+  return {
+    subject: "Your Almanac sign-in code",
+    text:
+      `Your Almanac sign-in code is ${code}\n\n` +
+      `It expires in ${minutes} minutes and works once. If you did not ask for it, ignore this mail.\n`,
+  };
+}
+
+export function authOptions(deps: AuthDeps) {
+  const { config, database, logger } = deps;
+  const cookies = cookiePolicy(config.PUBLIC_URL);
+  const providers = configuredProviders(config);
+  const oidc = providers.find((p) => p.id === "oidc");
+  return {
+    appName: "Almanac",
+    baseURL: config.PUBLIC_URL,
+    basePath: "/api/auth",
+    secret: resolveAuthSecret(config),
+    // Our own Kysely (one pool), with session tokens stored only as SHA-256 (see hashed-sessions.ts).
+    database: withHashedSessionTokens(
+      kyselyAdapter(database.db as unknown as Kysely<Record<string, unknown>>, {
+        type: database.dialect,
+        transaction: true,
+      }),
+    ),
+    trustedOrigins: [new URL(config.PUBLIC_URL).origin],
+    user: { modelName: "auth_user" },
+    session: { modelName: "auth_session" },
+    account: {
+      modelName: "auth_account",
+      accountLinking: {
+        enabled: true,
+        // An external e-mail never merges into an existing account: linking happens only by
+        // an explicit link while signed in (the callback checks the live session).
+        disableImplicitLinking: true,
+        // Explicit linking is the user's own choice, so the linked identity may carry another address,
+        // and the operator-configured providers are trusted for that explicit step.
+        allowDifferentEmails: true,
+        trustedProviders: providers.map((p) => p.id),
+        // E-mail sign-in always remains, so every linked identity may be removed.
+        allowUnlinkingAll: true,
+      },
+    },
+    verification: { modelName: "auth_verification" },
+    socialProviders: {
+      ...(config.GITHUB_CLIENT_ID &&
+        config.GITHUB_CLIENT_SECRET && {
+          github: {
+            clientId: config.GITHUB_CLIENT_ID,
+            clientSecret: config.GITHUB_CLIENT_SECRET,
+            disableSignUp: true,
+          },
+        }),
+      ...(config.GOOGLE_CLIENT_ID &&
+        config.GOOGLE_CLIENT_SECRET && {
+          google: {
+            clientId: config.GOOGLE_CLIENT_ID,
+            clientSecret: config.GOOGLE_CLIENT_SECRET,
+            disableSignUp: true,
+          },
+        }),
+    },
+    plugins: [
+      emailOTP({
+        otpLength: 6,
+        expiresIn: OTP_EXPIRES_SEC,
+        allowedAttempts: OTP_ALLOWED_ATTEMPTS,
+        storeOTP: "hashed",
+        async sendVerificationOTP({ email, otp, type }) {
+          const lane = deps.mail();
+          if (!lane) throw new APIError("SERVICE_UNAVAILABLE", { message: "Sign-in is unavailable." });
+          if (type !== "sign-in") throw new APIError("BAD_REQUEST", { message: "Only sign-in codes are sent." });
+          const sent = await lane.send({ to: email, ...otpMail(otp) });
+          if (!sent.ok) {
+            logger.warn({ reason: sent.reason }, "sign-in code mail refused");
+            throw new APIError("BAD_GATEWAY", { message: "The mail lane refused the sign-in code." });
+          }
+        },
+      }),
+      ...(oidc && config.OIDC_ISSUER && config.OIDC_CLIENT_ID
+        ? [
+            genericOAuth({
+              config: [
+                {
+                  providerId: "oidc",
+                  name: config.OIDC_NAME,
+                  discoveryUrl: `${config.OIDC_ISSUER.replace(/\/+$/, "")}/.well-known/openid-configuration`,
+                  clientId: config.OIDC_CLIENT_ID,
+                  clientSecret: config.OIDC_CLIENT_SECRET,
+                  scopes: ["openid", "email", "profile"],
+                  pkce: true,
+                  disableSignUp: true,
+                },
+              ],
+            }),
+          ]
+        : []),
+    ],
+    rateLimit: { enabled: true, storage: "memory" as const },
+    advanced: {
+      cookiePrefix: cookies.prefix,
+      // better-auth would add `__Secure-`; our prefix already carries `__Host-` on https.
+      useSecureCookies: false,
+      defaultCookieAttributes: { secure: cookies.secure, httpOnly: true, sameSite: "lax" as const, path: "/" },
+      ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
+    },
+    logger: {
+      level: "warn" as const,
+      log: (level: "debug" | "info" | "warn" | "error", message: string) =>
+        logger[level]({ lib: "better-auth" }, message),
+    },
+    // Without this hook better-auth prints every refused request (each 4xx) to the console,
+    // bypassing `logger` and LOG_LEVEL; client errors are answers, only server errors are logged.
+    onAPIError: {
+      onError: (err: unknown) => {
+        if (err instanceof APIError && err.statusCode < 500) return;
+        logger.error({ lib: "better-auth", err }, "better-auth request failed");
+      },
+    },
+    telemetry: { enabled: false },
+  };
+}
+
+export function createAuth(deps: AuthDeps) {
+  return betterAuth(authOptions(deps));
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+export { isAPIError } from "better-auth/api";
+export { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC, sessionCookieName } from "./policy.js";
+
+/** better-auth ready to serve: its tables created or updated, then the instance. */
+export async function startAuth(deps: AuthDeps): Promise<Auth> {
+  await migrateAuth(deps);
+  return createAuth(deps);
+}
+
+/**
+ * Creates or updates better-auth's tables (auth_user, auth_session, auth_account, auth_verification).
+ * Several instances may start at once: if another one created a table first, plan again (a few
+ * times) rather than fail.
+ */
+export async function migrateAuth(deps: Omit<AuthDeps, "mail">): Promise<void> {
+  // getMigrations needs the driver itself, not an adapter: the schema is the same.
+  const options = { ...authOptions({ ...deps, mail: () => undefined }), database: deps.database.raw };
+  for (let attempt = 1; ; attempt++) {
+    const plan = await getMigrations(options);
+    if (plan.toBeCreated.length === 0 && plan.toBeAdded.length === 0) return;
+    try {
+      await plan.runMigrations();
+      return;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { ApiError, type ErrorCode } from "../../http/errors.js";
+import type { AppEnv } from "../../http/types.js";
+import { CLIENT_IP_HEADER } from "./policy.js";
+
+/** Headers for better-auth server calls: the browser's, plus our resolved client IP (never the client's). */
+export function authHeaders(c: Context<AppEnv>): Headers {
+  const h = new Headers(c.req.raw.headers);
+  h.set(CLIENT_IP_HEADER, c.get("clientIp") ?? "unknown");
+  return h;
+}
+
+/** Copies better-auth's Set-Cookie headers (session, OAuth state) onto our response. */
+export function withCookies(res: Response, from: Headers | undefined): Response {
+  for (const cookie of from?.getSetCookie() ?? []) res.headers.append("Set-Cookie", cookie);
+  return res;
+}
+
+export function seeOther(location: string, cookies?: Headers): Response {
+  return withCookies(new Response(null, { status: 303, headers: { Location: location } }), cookies);
+}
+
+/**
+ * Page hardening: no inline script or style can run, nothing frames the page, nothing is cached
+ * (a freshly created key is in the HTML). No `form-action`: linking redirects to the provider.
+ */
+export function pageHeaders(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    const h = c.res.headers;
+    h.set(
+      "Content-Security-Policy",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
+    h.set("X-Frame-Options", "DENY");
+    h.set("X-Content-Type-Options", "nosniff");
+    h.set("Referrer-Policy", "same-origin");
+    if (!c.req.path.startsWith("/account/assets/")) h.set("Cache-Control", "no-store");
+  };
+}
+
+/** A form field as a string ("" when absent or a file). */
+export function field(body: Record<string, unknown>, name: string): string {
+  const v = body[name];
+  return typeof v === "string" ? v : "";
+}
+
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  400: "invalid_body",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  408: "request_timeout",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "invalid_body",
+  422: "invalid_body",
+  429: "rate_limited",
+  502: "upstream_error",
+  503: "unavailable",
+};
+
+/**
+ * better-auth answers its errors as `{message, code}`; the API has one error shape. Its
+ * non-2xx, non-redirect answers become an ApiError (its code as `reason`), keeping its headers.
+ */
+export async function asApiError(res: Response): Promise<ApiError | null> {
+  if (res.status < 400) return null;
+  let body: { message?: unknown; code?: unknown } = {};
+  try {
+    body = (await res.json()) as typeof body;
+  } catch {
+    // not JSON: the status alone decides
+  }
+  const code = STATUS_CODES[res.status] ?? "internal";
+  const message =
+    code !== "internal" && typeof body?.message === "string"
+      ? body.message
+      : `Sign-in request failed (HTTP ${res.status}).`;
+  const headers = Object.fromEntries(
+    [...res.headers].filter(([k]) => !["content-type", "content-length", "set-cookie"].includes(k)),
+  );
+  return new ApiError(code, message, {
+    ...(code !== "internal" && typeof body?.code === "string" && { reason: body.code }),
+    headers,
+  });
+}

@@ -1,0 +1,167 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import { resolveAuthSecret } from "../../config.js";
+import type { AppDeps } from "../../deps.js";
+import { ApiError, renderError } from "../../http/errors.js";
+import type { AppEnv } from "../../http/types.js";
+import { registerAccountActions } from "./actions.js";
+import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
+import type { Auth } from "./auth.js";
+import { isSameOriginRequest } from "./csrf.js";
+import { asApiError, authHeaders, field, pageHeaders, seeOther } from "./http.js";
+import { SignInPage, type SignInStep } from "./views.jsx";
+
+const Email = z.email().max(254);
+const SIGN_IN_PER_IP = { name: "signin-ip", points: 20, durationSec: 3600 };
+const SIGN_IN_PER_EMAIL = { name: "signin-email", points: 5, durationSec: 3600 };
+const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
+
+type AuthModule = typeof import("./auth.js");
+
+/** better-auth, loaded on first use (see registerAccount). */
+export interface LoadedAuth {
+  auth: Auth;
+  isAPIError: AuthModule["isAPIError"];
+}
+
+export interface AccountContext {
+  deps: AppDeps;
+  loadAuth: () => Promise<LoadedAuth>;
+  secret: string;
+  publicOrigin: string;
+}
+
+/** Rejects anything but a same-origin browser POST: 403, nothing changes. */
+export function requireSameOrigin(c: Context<AppEnv>, publicOrigin: string): void {
+  if (!isSameOriginRequest(c.req.raw.headers, publicOrigin)) {
+    throw new ApiError("forbidden", "Cross-site request refused: account changes must come from the account page.", {
+      reason: "CROSS_SITE",
+    });
+  }
+}
+
+/** better-auth at /api/auth/*, the account page at /account. */
+export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  // better-auth is loaded, and its tables created, on the first account or sign-in request: it
+  // costs over half a second and tens of MB at start-up that a lookup-only process never needs.
+  // A failure (database down) is not remembered, so the next request tries again.
+  let loading: Promise<LoadedAuth> | undefined;
+  const loadAuth = () => {
+    loading ??= import("./auth.js")
+      .then(async (m) => ({
+        auth: await m.startAuth({
+          config: deps.config,
+          database: deps.database,
+          logger: deps.logger,
+          mail: () => deps.mail,
+        }),
+        isAPIError: m.isAPIError,
+      }))
+      .catch((err: unknown) => {
+        loading = undefined;
+        throw err;
+      });
+    return loading;
+  };
+  const ctx: AccountContext = {
+    deps,
+    loadAuth,
+    secret: resolveAuthSecret(deps.config),
+    publicOrigin: new URL(deps.config.PUBLIC_URL).origin,
+  };
+
+  app.on(["GET", "POST"], "/api/auth/*", async (c) => {
+    if (!deps.mail && c.req.path === SEND_OTP_PATH) {
+      throw new ApiError("unavailable", "Sign-in is unavailable: no mail lane is configured on this server.");
+    }
+    const req = new Request(c.req.raw, { headers: authHeaders(c) });
+    const { auth } = await loadAuth();
+    const res = await auth.handler(req);
+    const error = await asApiError(res);
+    if (!error) return res;
+    if (error.code === "internal") deps.logger.error({ status: res.status, path: c.req.path }, "better-auth failed");
+    const answer = renderError(c, error);
+    for (const cookie of res.headers.getSetCookie()) answer.headers.append("Set-Cookie", cookie);
+    return answer;
+  });
+
+  app.use("/account", pageHeaders());
+  app.use("/account/*", pageHeaders());
+  app.get("/account/assets/account.css", (c) =>
+    c.body(ACCOUNT_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
+  );
+  app.get("/account/assets/account.js", (c) =>
+    c.body(ACCOUNT_JS, 200, {
+      "Content-Type": "text/javascript; charset=utf-8",
+      "Cache-Control": "public, max-age=3600",
+    }),
+  );
+
+  const signInPage = (
+    c: Context<AppEnv>,
+    state: SignInStep,
+    status: 200 | 400 | 429 | 502 | 503 = 200,
+    error?: string,
+  ) => c.html(SignInPage({ state, notice: error ? { kind: "error", text: error } : undefined }), status);
+
+  const signedOutState = (): SignInStep => (deps.mail ? { step: "email" } : { step: "unavailable" });
+
+  // Same status, body and headers whether or not the address has an account: both get a code.
+  app.post("/account/sign-in", async (c) => {
+    requireSameOrigin(c, ctx.publicOrigin);
+    if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
+    const parsed = Email.safeParse(
+      field(await c.req.parseBody(), "email")
+        .trim()
+        .toLowerCase(),
+    );
+    if (!parsed.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
+    const email = parsed.data;
+    for (const [rule, key] of [
+      [SIGN_IN_PER_IP, c.get("clientIp")],
+      [SIGN_IN_PER_EMAIL, email],
+    ] as const) {
+      const decision = await deps.limiter.consume(rule, key);
+      if (!decision.allowed) {
+        return signInPage(c, { step: "email" }, 429, "Too many sign-in attempts. Try again later.");
+      }
+    }
+    const { auth, isAPIError } = await loadAuth();
+    try {
+      await auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) });
+    } catch (err) {
+      if (isAPIError(err) && err.statusCode === 502) {
+        return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
+      }
+      throw err;
+    }
+    return signInPage(c, { step: "code", email });
+  });
+
+  app.post("/account/verify", async (c) => {
+    requireSameOrigin(c, ctx.publicOrigin);
+    if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
+    const body = await c.req.parseBody();
+    const email = Email.safeParse(field(body, "email").trim().toLowerCase());
+    if (!email.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
+    const code = field(body, "code").trim();
+    const { auth, isAPIError } = await loadAuth();
+    try {
+      const { headers } = await auth.api.signInEmailOTP({
+        body: { email: email.data, otp: code },
+        headers: authHeaders(c),
+        returnHeaders: true,
+      });
+      return seeOther("/account", headers);
+    } catch (err) {
+      if (!isAPIError(err) || err.statusCode >= 500) throw err;
+      if (err.body?.code === "TOO_MANY_ATTEMPTS") {
+        return signInPage(c, { step: "email" }, 400, "Too many wrong codes. Request a new code.");
+      }
+      return signInPage(c, { step: "code", email: email.data }, 400, "That code is wrong or has expired.");
+    }
+  });
+
+  registerAccountActions(app, ctx, signedOutState);
+}

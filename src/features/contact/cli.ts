@@ -1,0 +1,108 @@
+import type { Command } from "commander";
+import pino from "pino";
+import { createSmtpMailLane } from "../../adapters/smtp-mail.js";
+import type { Config } from "../../config.js";
+import { type Database, openDatabase } from "../../db/database.js";
+import { migrate } from "../../db/migrations.js";
+import { deliverContact } from "./deliver.js";
+import { type ContactRow, type ContactStatus, ContactStore } from "./store.js";
+
+const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
+
+function fail(message: string): never {
+  process.stderr.write(`almanac: ${message}\n`);
+  process.exit(1);
+}
+
+async function withStore<T>(config: Config, run: (store: ContactStore) => Promise<T>): Promise<T> {
+  const logger = pino({ level: "warn" }, pino.destination(2));
+  const database: Database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
+  try {
+    await migrate(database.db);
+    return await run(new ContactStore(database.db));
+  } finally {
+    await database.close();
+  }
+}
+
+const summary = (r: ContactRow) => ({
+  id: r.id,
+  status: r.status,
+  attempts: r.attempts,
+  last_error: r.last_error,
+  name: r.name,
+  email: r.email,
+  subject: r.subject,
+  created_at: r.created_at,
+  sent_at: r.sent_at,
+});
+
+/** `almanac contact list|retry`: the operator's view of stored contact messages. */
+export function registerContactCommands(program: Command, loadConfig: () => Config): void {
+  const contact = program.command("contact").description("contact desk messages stored by POST /v1/mail/contact");
+
+  contact
+    .command("list")
+    .description("list stored messages (oldest first) as JSON")
+    .option("--status <status>", `only messages in this status (${STATUSES.join(", ")})`)
+    .option("--limit <n>", "at most this many", "100")
+    .action(async (opts: { status?: string; limit: string }) => {
+      if (opts.status !== undefined && !STATUSES.includes(opts.status as ContactStatus)) {
+        fail(`--status must be one of ${STATUSES.join(", ")}`);
+      }
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) fail("--limit must be a positive integer");
+      const rows = await withStore(loadConfig(), (s) => s.list(opts.status as ContactStatus | undefined, limit));
+      process.stdout.write(`${JSON.stringify(rows.map(summary), null, 2)}\n`);
+    });
+
+  contact
+    .command("retry")
+    .description("send a stored message again (ID), or every failed one (--all-failed); prints one JSON line each")
+    .argument("[id]", "message id (con_…)")
+    .option("--all-failed", "retry every message whose status is failed")
+    .action(async (id: string | undefined, opts: { allFailed?: boolean }) => {
+      if (Boolean(id) === Boolean(opts.allFailed)) fail("give either a message ID or --all-failed");
+      const config = loadConfig();
+      if (!config.MAIL_URL) fail("MAIL_URL is not set: there is no mail lane to send with");
+      const lane = createSmtpMailLane({
+        url: config.MAIL_URL,
+        from: config.MAIL_FROM,
+        timeoutMs: config.MAIL_TIMEOUT_MS,
+        logger: pino({ level: "silent" }),
+      });
+      let failures = 0;
+      try {
+        await withStore(config, async (store) => {
+          let rows: ContactRow[];
+          if (id) {
+            const row = await store.get(id);
+            if (!row) fail(`no contact message ${id}`);
+            if (row.status === "sent") fail(`contact message ${id} was already sent`);
+            rows = [row];
+          } else {
+            rows = await store.list("failed", 10_000);
+          }
+          for (const row of rows) {
+            const claimed = await store.claimRetry(row);
+            if (!claimed) {
+              failures++;
+              process.stdout.write(
+                `${JSON.stringify({ id: row.id, status: "skipped", reason: "changed meanwhile" })}\n`,
+              );
+              continue;
+            }
+            const result = await deliverContact(store, lane, config.CONTACT_TO, claimed);
+            if (!result.ok) failures++;
+            const line = result.ok
+              ? { id: row.id, status: "sent", attempts: claimed.attempts }
+              : { id: row.id, status: "failed", attempts: claimed.attempts, reason: result.reason };
+            process.stdout.write(`${JSON.stringify(line)}\n`);
+          }
+        });
+      } finally {
+        await lane.close();
+      }
+      if (failures > 0) process.exitCode = 1;
+    });
+}

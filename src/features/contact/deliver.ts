@@ -1,0 +1,43 @@
+import type { MailLane, OutgoingMail, SendResult } from "../../ports/mail-lane.js";
+import type { ContactRow, ContactStore } from "./store.js";
+
+/**
+ * The mail the desk receives. From is the lane's fixed MAIL_FROM and To the fixed desk inbox;
+ * the sender appears only as the Reply-To mailbox (an address object, encoded by nodemailer)
+ * and in the body.
+ */
+export function composeContactMail(row: ContactRow, deskInbox: string): OutgoingMail {
+  const subject = row.subject ?? `Message from ${row.name}`;
+  const text = [
+    `Name: ${row.name}`,
+    `E-mail: ${row.email}`,
+    `Message id: ${row.id}`,
+    `Received: ${row.created_at}`,
+    "",
+    row.message,
+  ].join("\n");
+  return {
+    to: deskInbox,
+    subject: `[Contact] ${subject}`,
+    text,
+    replyTo: { name: row.name, address: row.email },
+  };
+}
+
+/** Sends a stored (already claimed) message and records the outcome on its row. */
+export async function deliverContact(
+  store: ContactStore,
+  lane: MailLane,
+  deskInbox: string,
+  row: ContactRow,
+): Promise<SendResult> {
+  let result: SendResult;
+  try {
+    result = await lane.send(composeContactMail(row, deskInbox));
+  } catch (err) {
+    result = { ok: false, reason: `lane error: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (result.ok) await store.markSent(row.id, result.messageId);
+  else await store.markFailed(row.id, result.reason);
+  return result;
+}

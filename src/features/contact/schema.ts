@@ -1,0 +1,76 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * CR, LF and the Unicode line breaks (NEL U+0085, LS U+2028, PS U+2029): a field that reaches
+ * a mail header must hold none of them, or it could add a header or a recipient.
+ */
+export const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
+/** Other control characters (C0, DEL, C1, tab included) have no place in a header field either. */
+const CONTROL = /\p{Cc}/u;
+
+export const LINE_BREAK_MESSAGE = "must not contain a line break (CR, LF, U+0085, U+2028 or U+2029)";
+const CONTROL_MESSAGE = "must not contain control characters";
+const BLANK_MESSAGE = "must not be blank";
+
+const notBlank = (s: string) => s.trim().length > 0;
+
+/** A header-bound text field: bounded, single-line, no control characters. */
+const headerText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !LINE_BREAK.test(s), { error: LINE_BREAK_MESSAGE })
+    .refine((s) => !CONTROL.test(s), { error: CONTROL_MESSAGE });
+
+export const ContactRequest = z
+  .strictObject({
+    name: headerText(100)
+      .refine(notBlank, { error: BLANK_MESSAGE })
+      .openapi({ description: "Sender's name (1–100 characters, one line).", example: "Ada Lovelace" }),
+    email: headerText(254).pipe(z.email()).openapi({
+      description: "Sender's address (at most 254 characters). Used only as the Reply-To of the mail.",
+      format: "email",
+      example: "ada@example.com",
+    }),
+    subject: headerText(200)
+      .refine(notBlank, { error: BLANK_MESSAGE })
+      .optional()
+      .openapi({ description: "Optional subject (1–200 characters, one line).", example: "Question about VAT rates" }),
+    message: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .refine(notBlank, { error: BLANK_MESSAGE })
+      .openapi({ description: "The message (1–10,000 characters; line breaks allowed).", example: "Hello! …" }),
+  })
+  .openapi("ContactRequest", {
+    example: {
+      name: "Ada Lovelace",
+      email: "ada@example.com",
+      subject: "Question about VAT rates",
+      message: "Hello,\nis the reduced rate for books in Ireland included?\nThanks, Ada",
+    },
+  });
+
+export type ContactRequest = z.infer<typeof ContactRequest>;
+
+export const ContactSent = z
+  .object({
+    id: z.string().openapi({ description: "Id of the stored message.", example: "con_6f1c2a9e0b7d4c3a8e51" }),
+    status: z.literal("sent"),
+  })
+  .openapi("ContactSent", { example: { id: "con_6f1c2a9e0b7d4c3a8e51", status: "sent" } });
+
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, "must be 1 to 255 printable ASCII characters without spaces")
+    .optional()
+    .openapi({
+      description:
+        "Makes a retried request safe: the same key and body within 24 h send one mail and replay the answer.",
+      example: "3f0c1b52-8d7e-4b7f-9a51-6a2f1d0c9e11",
+    }),
+});

@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely, Selectable } from "kysely";
+import type { DB } from "../../db/schema.js";
+
+export type ContactRow = Selectable<DB["contact_messages"]>;
+export type ContactStatus = "pending" | "sent" | "failed";
+
+export interface NewContact {
+  name: string;
+  email: string;
+  subject?: string;
+  message: string;
+  clientIp?: string;
+  idempotencyKey?: string;
+}
+
+const newId = () => `con_${randomBytes(10).toString("hex")}`;
+
+/**
+ * Contact messages in the project's database. A message is written (`pending`, attempt 1)
+ * before it is sent and marked `sent` or `failed` after, so nothing accepted is lost.
+ */
+export class ContactStore {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async create(input: NewContact): Promise<ContactRow> {
+    const at = this.now().toISOString();
+    const row: ContactRow = {
+      id: newId(),
+      name: input.name,
+      email: input.email,
+      subject: input.subject ?? null,
+      message: input.message,
+      client_ip: input.clientIp ?? null,
+      idempotency_key: input.idempotencyKey ?? null,
+      status: "pending",
+      attempts: 1,
+      last_error: null,
+      message_id: null,
+      created_at: at,
+      updated_at: at,
+      sent_at: null,
+    };
+    await this.db.insertInto("contact_messages").values(row).execute();
+    return row;
+  }
+
+  async get(id: string): Promise<ContactRow | undefined> {
+    return this.db.selectFrom("contact_messages").selectAll().where("id", "=", id).executeTakeFirst();
+  }
+
+  /** The failed message an earlier request with this Idempotency-Key left, if its content is the same. */
+  async failedForRetry(key: string, input: NewContact): Promise<ContactRow | undefined> {
+    let q = this.db
+      .selectFrom("contact_messages")
+      .selectAll()
+      .where("idempotency_key", "=", key)
+      .where("status", "=", "failed")
+      .where("name", "=", input.name)
+      .where("email", "=", input.email)
+      .where("message", "=", input.message);
+    q = input.subject === undefined ? q.where("subject", "is", null) : q.where("subject", "=", input.subject);
+    return q.orderBy("created_at", "desc").executeTakeFirst();
+  }
+
+  async list(status?: ContactStatus, limit = 100): Promise<ContactRow[]> {
+    let q = this.db.selectFrom("contact_messages").selectAll().orderBy("created_at", "asc").orderBy("id").limit(limit);
+    if (status) q = q.where("status", "=", status);
+    return q.execute();
+  }
+
+  /**
+   * Claims a row for another send attempt (attempts + 1, back to `pending`) only if it is still
+   * as `seen`: the server and the CLI never send the same row twice at once.
+   */
+  async claimRetry(seen: ContactRow): Promise<ContactRow | undefined> {
+    const at = this.now().toISOString();
+    const res = await this.db
+      .updateTable("contact_messages")
+      .set({ status: "pending", attempts: seen.attempts + 1, updated_at: at })
+      .where("id", "=", seen.id)
+      .where("status", "=", seen.status)
+      .where("attempts", "=", seen.attempts)
+      .where("status", "!=", "sent")
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return undefined;
+    return { ...seen, status: "pending", attempts: seen.attempts + 1, updated_at: at };
+  }
+
+  async markSent(id: string, messageId: string): Promise<void> {
+    const at = this.now().toISOString();
+    await this.db
+      .updateTable("contact_messages")
+      .set({ status: "sent", message_id: messageId, last_error: null, sent_at: at, updated_at: at })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async markFailed(id: string, reason: string): Promise<void> {
+    await this.db
+      .updateTable("contact_messages")
+      .set({ status: "failed", last_error: reason, updated_at: this.now().toISOString() })
+      .where("id", "=", id)
+      .execute();
+  }
+}

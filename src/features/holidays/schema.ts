@@ -1,0 +1,108 @@
+import { z } from "@hono/zod-openapi";
+import { intParam } from "../shared/geo-time.js";
+
+const q = (name: string) => ({ param: { name, in: "query" as const } });
+
+export const HOLIDAY_TYPES = ["public", "bank", "optional", "school", "observance"] as const;
+export type HolidayTypeName = (typeof HOLIDAY_TYPES)[number];
+
+const country = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z]{2}$/, "must be an ISO 3166-1 alpha-2 country code such as GB")
+  .openapi({ ...q("country"), example: "GB", description: "ISO 3166-1 alpha-2, any case." });
+
+const region = z
+  .string()
+  .trim()
+  .regex(/^([A-Za-z]{2}-)?[A-Za-z0-9]{1,4}$/, "must be a subdivision code such as ENG or GB-ENG")
+  .optional()
+  .openapi({
+    ...q("region"),
+    example: "ENG",
+    description: "Subdivision (ISO 3166-2 suffix, e.g. `ENG`, `BY`, `CA`), with or without the country prefix.",
+  });
+
+const types = z
+  .string()
+  .transform((s) => s.split(",").map((t) => t.trim().toLowerCase()))
+  .refine((list) => list.every((t) => (HOLIDAY_TYPES as readonly string[]).includes(t)), {
+    message: `must be a comma-separated list of ${HOLIDAY_TYPES.join(", ")}`,
+  })
+  .transform((list) => list as HolidayTypeName[])
+  .optional()
+  .openapi({
+    ...q("types"),
+    example: "public,bank",
+    description: "Holiday types to list (default `public,bank`: the days offices close).",
+  });
+
+export const HolidaysQuery = z.object({
+  country,
+  region,
+  year: intParam(1900, 2199)
+    .optional()
+    .openapi({ ...q("year"), example: "2024", description: "1900–2199; default: the current year." }),
+  types,
+});
+
+export const WorkingDaysQuery = z.object({
+  country,
+  region,
+  date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+    .refine((s) => {
+      const d = new Date(`${s}T00:00:00Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s) && s >= "1900" && s < "2200";
+    }, "must be a real calendar date between 1900 and 2199")
+    .optional()
+    .openapi({ ...q("date"), example: "2024-12-24", description: "Default: today in the country's time zone." }),
+  add: intParam(-1000, 1000)
+    .optional()
+    .openapi({ ...q("add"), example: "3", description: "Working days to add (negative: subtract), −1000 to 1000." }),
+});
+
+const PlaceSchema = {
+  country: z.object({ code: z.string(), name: z.string() }),
+  region: z.object({ code: z.string(), name: z.string() }).nullable(),
+  timezone: z.string().openapi({ example: "Europe/London" }),
+  weekend: z.array(z.string()).openapi({ example: ["saturday", "sunday"], description: "From CLDR week data." }),
+};
+
+export const HolidaySchema = z
+  .object({
+    date: z.string().openapi({ example: "2024-12-25" }),
+    end_date: z.string().openapi({ example: "2024-12-25", description: "Last day, inclusive." }),
+    name: z.string().openapi({ example: "Christmas Day", description: "English where the data has it." }),
+    local_name: z.string().openapi({ example: "Christmas Day", description: "In the country's first language." }),
+    type: z.enum(HOLIDAY_TYPES),
+    substitute: z.boolean().openapi({ description: "A substitute day for a holiday falling on a weekend." }),
+    day_off: z.boolean().openapi({ description: "A full public or bank holiday: not a working day." }),
+  })
+  .openapi("Holiday");
+
+export const HolidaysResponse = z
+  .object({
+    ...PlaceSchema,
+    year: z.number().int(),
+    types: z.array(z.enum(HOLIDAY_TYPES)),
+    holidays: z.array(HolidaySchema),
+  })
+  .openapi("Holidays");
+
+export const WorkingDaysResponse = z
+  .object({
+    ...PlaceSchema,
+    date: z.string().openapi({ example: "2024-12-24" }),
+    weekday: z.string().openapi({ example: "tuesday" }),
+    is_weekend: z.boolean(),
+    is_working_day: z.boolean(),
+    holidays: z.array(HolidaySchema).openapi({ description: "Holidays of any type on `date`." }),
+    add: z.number().int().nullable(),
+    result: z.string().nullable().openapi({
+      example: "2024-12-30",
+      description: "`date` moved by `add` working days (`add=0`: `date` itself); null without `add`.",
+    }),
+  })
+  .openapi("WorkingDays");

@@ -1,0 +1,219 @@
+import {
+  AngleFromSun,
+  Body,
+  GeoMoon,
+  Illumination,
+  KM_PER_AU,
+  MoonPhase,
+  type MoonQuarter,
+  NextMoonQuarter,
+  Observer,
+  SearchHourAngle,
+  SearchMoonQuarter,
+  SearchRiseSet,
+} from "astronomy-engine";
+import { LRUCache } from "lru-cache";
+import { isoInZone, type LocalDay, round, TimeZones } from "../shared/geo-time.js";
+
+const DAY_MS = 86_400_000;
+
+export const PRINCIPAL_PHASES = ["new_moon", "first_quarter", "full_moon", "last_quarter"] as const;
+export type PrincipalPhase = (typeof PRINCIPAL_PHASES)[number];
+
+/** The eight named phases, in order of elongation, with display name and emoji. */
+const PHASES = {
+  new_moon: { name: "New Moon", emoji: "🌑" },
+  waxing_crescent: { name: "Waxing Crescent", emoji: "🌒" },
+  first_quarter: { name: "First Quarter", emoji: "🌓" },
+  waxing_gibbous: { name: "Waxing Gibbous", emoji: "🌔" },
+  full_moon: { name: "Full Moon", emoji: "🌕" },
+  waning_gibbous: { name: "Waning Gibbous", emoji: "🌖" },
+  last_quarter: { name: "Last Quarter", emoji: "🌗" },
+  waning_crescent: { name: "Waning Crescent", emoji: "🌘" },
+} as const;
+export type PhaseKey = keyof typeof PHASES;
+
+export interface PhaseInstant {
+  key: PrincipalPhase;
+  name: string;
+  time: string;
+}
+
+export interface MoonEvents {
+  moonrise: string | null;
+  moonset: string | null;
+  transit: string | null;
+  /** The first event after the local day, given only when the day has none (else null). */
+  next_moonrise: string | null;
+  next_moonset: string | null;
+  next_transit: string | null;
+}
+
+export interface MoonReport {
+  at: string;
+  phase: { key: PhaseKey; name: string; emoji: string };
+  illumination: { fraction: number; percent: number };
+  elongation_deg: number;
+  phase_longitude_deg: number;
+  age_days: number;
+  distance_km: number;
+  previous_phase: PhaseInstant;
+  next_phase: PhaseInstant;
+  upcoming_phases: PhaseInstant[];
+  events: MoonEvents | null;
+}
+
+export interface MoonInput {
+  at: Date;
+  day: LocalDay;
+  /** Number of upcoming principal phases to list. */
+  phases: number;
+  observer?: { lat: number; lon: number };
+}
+
+const phaseInstant = (q: MoonQuarter, zone: string, zones: TimeZones): PhaseInstant => {
+  const key = PRINCIPAL_PHASES[q.quarter] as PrincipalPhase;
+  return { key, name: PHASES[key].name, time: isoInZone(q.time.date, zone, zones) };
+};
+
+interface MoonInstant {
+  longitude: number;
+  fraction: number;
+  elongation: number;
+  distance: number;
+}
+
+const SYNODIC_DAYS = 29.530588853;
+/** A known new moon (2000-01-06 18:14 UT), origin of the lunation count. */
+const REFERENCE_NEW_MOON_MS = Date.UTC(2000, 0, 6, 18, 14);
+
+/**
+ * Principal-phase instants by lunation, computed once per lunation and kept: every request in
+ * the same weeks needs the same few instants, and each search costs about half a millisecond.
+ */
+class PhaseTable {
+  private readonly lunations = new LRUCache<number, MoonQuarter[]>({ max: 256 });
+
+  /** New moon, first quarter, full moon and last quarter of lunation `k`. */
+  private lunation(k: number): MoonQuarter[] {
+    let quarters = this.lunations.get(k);
+    if (!quarters) {
+      // The true new moon is within a day of the mean one; 3 days back is after the last quarter.
+      let q = SearchMoonQuarter(new Date(REFERENCE_NEW_MOON_MS + (k * SYNODIC_DAYS - 3) * DAY_MS));
+      while (q.quarter !== 0) q = NextMoonQuarter(q);
+      quarters = [q];
+      while (quarters.length < 4) quarters.push(NextMoonQuarter(quarters[quarters.length - 1] as MoonQuarter));
+      this.lunations.set(k, quarters);
+    }
+    return quarters;
+  }
+
+  /** The last principal phase at or before `at`, the `count` after it, and the last new moon. */
+  around(at: Date, count: number): { previous: MoonQuarter; upcoming: MoonQuarter[]; lastNew: MoonQuarter } {
+    const k = Math.floor((at.getTime() - REFERENCE_NEW_MOON_MS) / (SYNODIC_DAYS * DAY_MS));
+    const all: MoonQuarter[] = [];
+    for (let i = k - 1; i <= k + 2 + Math.ceil(count / 4); i++) all.push(...this.lunation(i));
+    const next = all.findIndex((q) => q.time.date.getTime() > at.getTime());
+    const past = all.slice(0, next);
+    return {
+      previous: past[past.length - 1] as MoonQuarter,
+      upcoming: all.slice(next, next + count),
+      lastNew: past.findLast((q) => q.quarter === 0) as MoonQuarter,
+    };
+  }
+}
+
+/**
+ * Calendar convention: a day on which a principal phase occurs (in the local zone) is named
+ * after it; any other instant gets the intermediate phase of its elongation.
+ */
+function phaseOfDay(longitude: number, day: LocalDay, candidates: MoonQuarter[]): PhaseKey {
+  const inDay = candidates.find((q) => q.time.date >= day.start && q.time.date < day.end);
+  if (inDay) return PRINCIPAL_PHASES[inDay.quarter] as PrincipalPhase;
+  if (longitude < 90) return "waxing_crescent";
+  if (longitude < 180) return "waxing_gibbous";
+  if (longitude < 270) return "waning_gibbous";
+  return "waning_crescent";
+}
+
+function events(day: LocalDay, lat: number, lon: number, zones: TimeZones): MoonEvents {
+  const observer = new Observer(lat, lon, 0);
+  const span = (day.end.getTime() - day.start.getTime()) / DAY_MS;
+  const iso = (d: Date | undefined) => (d ? isoInZone(d, day.zone, zones) : null);
+  const inDay = (d: Date | undefined) => (d && d < day.end ? d : undefined);
+  // Long enough for the polar months during which the Moon neither rises nor sets.
+  const nextLimit = 40;
+
+  const rise = SearchRiseSet(Body.Moon, observer, +1, day.start, span)?.date;
+  const set = SearchRiseSet(Body.Moon, observer, -1, day.start, span)?.date;
+  const transit = inDay(SearchHourAngle(Body.Moon, observer, 0, day.start, +1).time.date);
+  return {
+    moonrise: iso(rise),
+    moonset: iso(set),
+    transit: iso(transit),
+    next_moonrise: rise ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, nextLimit)?.date),
+    next_moonset: set ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, nextLimit)?.date),
+    next_transit: transit ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
+  };
+}
+
+/** Computes moon reports; holds the caches, so build one per app (no module-level state). */
+export class MoonCalculator {
+  constructor(private readonly zones = new TimeZones()) {}
+
+  private readonly phases = new PhaseTable();
+  /** Rise/set/transit per place and local day: the same for every request about that day. */
+  private readonly events = new LRUCache<string, MoonEvents>({ max: 10_000 });
+  /**
+   * Phase angle, illumination, elongation and distance (AU) per instant: a calendar date is
+   * read as local noon, so every request about a day asks about the same instant.
+   */
+  private readonly instants = new LRUCache<number, MoonInstant>({ max: 10_000 });
+
+  /** Everything about the Moon at one instant (and, with an observer, in one local day). */
+  report(input: MoonInput): MoonReport {
+    const { at, day } = input;
+    const zone = day.zone;
+    const { previous, upcoming, lastNew } = this.phases.around(at, input.phases);
+    const next = upcoming[0] as MoonQuarter;
+    const { longitude, fraction, elongation, distance } = this.instantOf(at);
+    const key = phaseOfDay(longitude, day, [previous, next]);
+    return {
+      at: isoInZone(at, zone, this.zones),
+      phase: { key, ...PHASES[key] },
+      illumination: { fraction: round(fraction, 4), percent: round(fraction * 100, 1) },
+      elongation_deg: round(elongation, 2),
+      phase_longitude_deg: round(longitude, 2),
+      age_days: round((at.getTime() - lastNew.time.date.getTime()) / DAY_MS, 2),
+      distance_km: Math.round(distance * KM_PER_AU),
+      previous_phase: phaseInstant(previous, zone, this.zones),
+      next_phase: phaseInstant(next, zone, this.zones),
+      upcoming_phases: upcoming.map((q) => phaseInstant(q, zone, this.zones)),
+      events: input.observer ? this.eventsOf(day, input.observer.lat, input.observer.lon) : null,
+    };
+  }
+
+  private instantOf(at: Date): MoonInstant {
+    let found = this.instants.get(at.getTime());
+    if (!found) {
+      found = {
+        longitude: MoonPhase(at),
+        fraction: Illumination(Body.Moon, at).phase_fraction,
+        elongation: AngleFromSun(Body.Moon, at),
+        distance: GeoMoon(at).Length(),
+      };
+      this.instants.set(at.getTime(), found);
+    }
+    return found;
+  }
+
+  private eventsOf(day: LocalDay, lat: number, lon: number): MoonEvents {
+    const key = `${lat},${lon},${day.zone},${day.date}`;
+    let found = this.events.get(key);
+    if (!found) {
+      found = events(day, lat, lon, this.zones);
+      this.events.set(key, found);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,97 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppDeps } from "../../deps.js";
+import type { AppEnv } from "../../http/types.js";
+import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
+import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
+import { MoonCalculator } from "./moon.js";
+import { MoonQuery, MoonResponse, type MoonResponseBody } from "./schema.js";
+
+export const MOON_UNITS = {
+  illumination: "fraction 0–1 and percent 0–100",
+  elongation_deg: "degrees",
+  phase_longitude_deg: "degrees",
+  age_days: "days",
+  distance_km: "kilometres",
+  times: "ISO 8601 with the offset of tz",
+};
+
+const EXAMPLE: MoonResponseBody = {
+  at: "2024-01-25T12:00:00+00:00",
+  date: "2024-01-25",
+  tz: "Europe/London",
+  location: { lat: 51.5, lon: -0.1 },
+  phase: { key: "full_moon", name: "Full Moon", emoji: "🌕" },
+  illumination: { fraction: 0.9976, percent: 99.8 },
+  elongation_deg: 174.41,
+  phase_longitude_deg: 177.24,
+  age_days: 14,
+  distance_km: 400394,
+  previous_phase: { key: "first_quarter", name: "First Quarter", time: "2024-01-18T03:53:12+00:00" },
+  next_phase: { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:43+00:00" },
+  upcoming_phases: [
+    { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:43+00:00" },
+    { key: "last_quarter", name: "Last Quarter", time: "2024-02-02T23:18:41+00:00" },
+  ],
+  events: {
+    moonrise: "2024-01-25T15:59:33+00:00",
+    moonset: "2024-01-25T08:20:22+00:00",
+    transit: null,
+    next_moonrise: null,
+    next_moonset: null,
+    next_transit: "2024-01-26T00:30:34+00:00",
+  },
+  units: MOON_UNITS,
+};
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/moon",
+  tags: ["Lookups"],
+  summary: "Moon phase, illumination, principal phases and (with lat/lon) rise, set and transit",
+  description:
+    "Computed with astronomy-engine (principal-phase instants agree with USNO to about a minute). " +
+    "The phase of a day on which a principal phase occurs (in `tz`) is that phase, as calendars show it; " +
+    "otherwise the intermediate phase at the instant. With `lat`/`lon`, moonrise, moonset and transit inside " +
+    "the local civil day of `tz`: `null` when the day has none, and then `next_*` gives the next one.",
+  request: { query: MoonQuery },
+  responses: {
+    200: {
+      description: "The Moon at the instant (and in the local day).",
+      headers: demoTierHeaders,
+      content: { "application/json": { schema: MoonResponse, example: EXAMPLE } },
+    },
+    400: errorResponse("A query parameter is invalid; the message names it.", {
+      lat: { code: "invalid_body", message: 'query parameter "lat" is invalid: must be between -90 and 90' },
+      lon_missing: { code: "invalid_body", message: 'query parameter "lon" is required' },
+      ...dateTzErrorExamples,
+      phases: { code: "invalid_body", message: 'query parameter "phases" is invalid: must be between 1 and 12' },
+    }),
+    ...demoTierErrorResponses,
+  },
+});
+
+/** `GET /v1/moon?date=&lat=&lon=&tz=&phases=`. */
+export function registerMoon(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const zones = new TimeZones();
+  const moon = new MoonCalculator(zones);
+  app.openapi(route, (c) => {
+    const query = c.req.valid("query");
+    const zone = resolveZone(query.tz, query.lat, query.lon);
+    const when = resolveWhen(query.date, zone, deps.now(), zones);
+    const observer =
+      query.lat !== undefined && query.lon !== undefined ? { lat: query.lat, lon: query.lon } : undefined;
+    const report = moon.report({ at: when.at, day: when.day, phases: query.phases ?? 4, observer });
+    const { at, ...rest } = report;
+    return c.json(
+      {
+        at,
+        date: when.day.date,
+        tz: zone,
+        location: observer ?? null,
+        ...rest,
+        units: MOON_UNITS,
+      } satisfies MoonResponseBody,
+      200,
+    );
+  });
+}

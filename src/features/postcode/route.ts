@@ -1,0 +1,55 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppDeps } from "../../deps.js";
+import type { AppEnv } from "../../http/types.js";
+import { demoTierHeaders } from "../shared/responses.js";
+import type { PlaceLookup } from "./lookup.js";
+import { PostcodeQuery, PostcodeResponse, placeView, postcodeErrorResponses, RESOLVER_FAILED } from "./schema.js";
+import { postcodesIoSource } from "./sources.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/postcode",
+  tags: ["Lookups"],
+  summary: "Resolve a UK postcode",
+  description:
+    "Normalises and validates a UK postcode, then resolves it through postcodes.io: location, " +
+    "administrative areas and grid reference. Cached for 7 days (unknown postcodes for 1 hour).",
+  request: { query: PostcodeQuery },
+  responses: {
+    200: {
+      description: "The postcode's place.",
+      headers: demoTierHeaders,
+      content: {
+        "application/json": {
+          schema: PostcodeResponse,
+          example: {
+            postcode: "SW1A 2AA",
+            outcode: "SW1A",
+            incode: "2AA",
+            latitude: 51.50354,
+            longitude: -0.127695,
+            eastings: 530047,
+            northings: 179951,
+            district: "Westminster",
+            county: null,
+            ward: "St James's",
+            parish: "Westminster, unparished area",
+            constituency: "Cities of London and Westminster",
+            region: "London",
+            country: "England",
+            sources: [postcodesIoSource(2025)],
+          },
+        },
+      },
+    },
+    ...postcodeErrorResponses({ resolver: RESOLVER_FAILED }),
+  },
+});
+
+/** `GET /v1/postcode?postcode=`: the postcode resolver on its own. */
+export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: AppDeps, places: PlaceLookup): void {
+  app.openapi(route, async (c) => {
+    const place = await places.find(c.req.valid("query").postcode);
+    return c.json({ ...placeView(place), sources: [postcodesIoSource(deps.now().getUTCFullYear())] }, 200);
+  });
+}

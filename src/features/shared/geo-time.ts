@@ -1,0 +1,184 @@
+import { z } from "@hono/zod-openapi";
+import { DateTime } from "luxon";
+import tzlookup from "tz-lookup";
+import { CachedIanaZone, type TimeZones } from "./zones.js";
+
+export { LocalToday, TimeZones } from "./zones.js";
+
+/**
+ * Query-parameter pieces shared by the location/time lookups (moon, sun, and whoever needs
+ * them): latitude, longitude, IANA zone, a calendar date or instant, and the local civil day.
+ */
+
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+const degrees = (min: number, max: number, example: string) =>
+  z
+    .string()
+    .trim()
+    .regex(DECIMAL, "must be a decimal number of degrees")
+    .transform(Number)
+    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`)
+    .openapi({ example, description: `Decimal degrees, ${min} to ${max}.` });
+
+const TZ_INVALID = "must be an IANA time zone such as Europe/London";
+const DATE_INVALID = "must be a date YYYY-MM-DD or an ISO 8601 date-time, years 1000 to 2999";
+
+/** OpenAPI 400 examples for `date` and `tz`, worded as the validators below word them. */
+export const dateTzErrorExamples = {
+  date: { code: "invalid_body", message: `query parameter "date" is invalid: ${DATE_INVALID}` },
+  tz: { code: "invalid_body", message: `query parameter "tz" is invalid: ${TZ_INVALID}` },
+};
+
+export const latitudeParam = degrees(-90, 90, "51.4769");
+export const longitudeParam = degrees(-180, 180, "-0.0005");
+
+/** A whole number within [min, max], from a query string. */
+export const intParam = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^[+-]?\d+$/, "must be a whole number")
+    .transform(Number)
+    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`);
+
+/** The canonical name of an IANA zone (`europe/london` → `Europe/London`), or null. */
+export function canonicalZone(name: string): string | null {
+  // Intl also accepts offsets such as "+01:00" on newer engines: only IANA names here.
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return null;
+  try {
+    return new Intl.DateTimeFormat("en", { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+export const timeZoneParam = z
+  .string()
+  .refine((v) => canonicalZone(v) !== null, TZ_INVALID)
+  .openapi({ example: "Europe/London", description: "IANA time zone of the local civil day." });
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real instant. */
+export function isDateOrDateTime(value: string): boolean {
+  if (!DATE_ONLY.test(value) && !DATE_TIME.test(value)) return false;
+  const parsed = DateTime.fromISO(value, { zone: "UTC" });
+  return parsed.isValid && parsed.year >= 1000 && parsed.year <= 2999;
+}
+
+export const dateParam = z.string().refine(isDateOrDateTime, DATE_INVALID).openapi({
+  example: "2024-01-25",
+  description:
+    "A calendar date (the local civil day in `tz`) or an ISO 8601 date-time; a date-time without an offset is read in `tz`. Default: now.",
+});
+
+/** Adds the "lat and lon come together" rule to a query object holding both. */
+export function requireBothOrNeither(q: { lat?: number; lon?: number }, ctx: z.RefinementCtx): void {
+  if ((q.lat === undefined) !== (q.lon === undefined)) {
+    const missing = q.lat === undefined ? "lat" : "lon";
+    ctx.addIssue({ code: "custom", path: [missing], message: "lat and lon must be given together" });
+  }
+}
+
+/** The zone to use: the one asked for, else the zone at the coordinates, else UTC. */
+export function resolveZone(tz: string | undefined, lat?: number, lon?: number): string {
+  if (tz) return canonicalZone(tz) ?? "UTC";
+  if (lat !== undefined && lon !== undefined) return tzlookup(lat, lon);
+  return "UTC";
+}
+
+export interface LocalDay {
+  /** The calendar date, YYYY-MM-DD, in `zone`. */
+  date: string;
+  zone: string;
+  start: Date;
+  /** Exclusive; 23 or 25 hours after `start` on a daylight-saving change. */
+  end: Date;
+}
+
+export interface When {
+  /** The instant asked about: the given date-time, now, or local noon of a date-only value. */
+  at: Date;
+  /** Whether `date` was a bare calendar date. */
+  dateOnly: boolean;
+  day: LocalDay;
+}
+
+/**
+ * Reads the `date` parameter in `zone`; see `dateParam` for the rules. With `zones`, the zone's
+ * offsets come from its cache and a calendar date's noon and bounds are worked out once (same
+ * results).
+ */
+export function resolveWhen(date: string | undefined, zone: string, now: Date, zones?: TimeZones): When {
+  const dateOnly = date !== undefined && DATE_ONLY.test(date);
+  if (!dateOnly || !zones) return luxonWhen(date, zone, now, zones);
+  const key = `${zone} ${date}`;
+  let day = zones.days.get(key);
+  if (!day) {
+    const w = luxonWhen(date, zone, now, zones);
+    day = { at: w.at.getTime(), date: w.day.date, start: w.day.start.getTime(), end: w.day.end.getTime() };
+    zones.days.set(key, day);
+  }
+  return {
+    at: new Date(day.at),
+    dateOnly,
+    day: { date: day.date, zone, start: new Date(day.start), end: new Date(day.end) },
+  };
+}
+
+function luxonWhen(date: string | undefined, zone: string, now: Date, zones?: TimeZones): When {
+  const dateOnly = date !== undefined && DATE_ONLY.test(date);
+  const z = zones?.get(zone) ?? zone;
+  const at =
+    date === undefined
+      ? DateTime.fromJSDate(now, { zone: z })
+      : dateOnly
+        ? DateTime.fromISO(date, { zone: z }).set({ hour: 12 })
+        : DateTime.fromISO(date, { zone: z });
+  const start = at.startOf("day");
+  return {
+    at: at.toJSDate(),
+    dateOnly,
+    day: {
+      date: start.toISODate() ?? "",
+      zone,
+      start: start.toJSDate(),
+      end: start.plus({ days: 1 }).startOf("day").toJSDate(),
+    },
+  };
+}
+
+/** 0000-01-01 and 10000-01-01 UTC: the years luxon and Date.toISOString both write as 4 digits. */
+const YEAR_0_MS = -62_167_219_200_000;
+const YEAR_10000_MS = 253_402_300_800_000;
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/**
+ * ISO 8601 with the zone's offset, to the second: `2024-01-25T17:54:12+00:00`. With `zones`,
+ * an IANA zone's string is built directly from its cached offset, exactly as luxon's toISO
+ * writes it (local time = instant + offset, offset truncated to minutes); else luxon.
+ */
+export function isoInZone(instant: Date, zone: string, zones?: TimeZones): string {
+  const ms = Math.round(instant.getTime() / 1000) * 1000;
+  const z = zones?.get(zone);
+  if (z instanceof CachedIanaZone) {
+    const offset = z.offset(ms);
+    const local = ms + offset * 60 * 1000;
+    if (local >= YEAR_0_MS && local < YEAR_10000_MS) {
+      const d = new Date(local);
+      const iso = d.toISOString();
+      const sign = offset < 0 ? "-" : "+";
+      const abs = Math.abs(offset);
+      return `${iso.slice(0, d.getUTCMilliseconds() === 0 ? 19 : 23)}${sign}${pad2(Math.trunc(abs / 60))}:${pad2(Math.trunc(abs % 60))}`;
+    }
+  }
+  return DateTime.fromMillis(ms, { zone: z ?? zone }).toISO({ suppressMilliseconds: true }) ?? "";
+}
+
+/** Rounds to `digits` decimals (numbers stay numbers). */
+export const round = (value: number, digits: number): number => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};

@@ -1,0 +1,94 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppDeps } from "../../deps.js";
+import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
+import type { AppEnv } from "../../http/types.js";
+import { errorResponse } from "../shared/responses.js";
+import { classifyHandler } from "./handler.js";
+import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse } from "./schema.js";
+
+const retryAfter = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/vibe/classify",
+  tags: ["Vibe"],
+  summary: "Classify the sentiment of texts (API key required)",
+  description:
+    "Labels each text `positive`, `neutral` or `negative` with calibrated scores summing to 1, in input order. " +
+    "The key is verified on every call, before the body is looked at; one call spends one use of the key. " +
+    "Send an `Idempotency-Key` to retry safely: the same key and body within 24 h returns the first answer " +
+    "with `Idempotent-Replayed: true` and spends no use; the same key with another body is a 409.",
+  security: [{ bearer: [] }],
+  request: {
+    headers: z.object({
+      "idempotency-key": z
+        .string()
+        .optional()
+        .openapi({ description: "1–255 visible ASCII characters; makes a retry safe for 24 h.", example: "b7e1c2" }),
+    }),
+    body: { required: true, content: { "application/json": { schema: ClassifyRequest } } },
+  },
+  responses: {
+    200: {
+      description: "One result per text, in input order.",
+      headers: {
+        "Idempotent-Replayed": { description: "`true` when this is a stored answer.", schema: { type: "string" } },
+      },
+      content: { "application/json": { schema: ClassifyResponse, example: CLASSIFY_EXAMPLE } },
+    },
+    400: errorResponse("The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters.", {
+      notJson: { code: "invalid_body", message: "Request body must be JSON." },
+      tooMany: {
+        code: "invalid_body",
+        message: "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.",
+        details: { formErrors: [], fieldErrors: { texts: ["send at most 20 texts"] } },
+      },
+    }),
+    401: errorResponse("No key, a malformed `Authorization` header, or a rejected key.", {
+      missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
+      rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
+    }),
+    403: errorResponse("The key lacks the permission for this route.", {
+      forbidden: { code: "forbidden", message: 'API key lacks the permission "vibe.classify".' },
+    }),
+    409: errorResponse("The `Idempotency-Key` was used with another body, or its first request is still running.", {
+      conflict: { code: "conflict", message: "Idempotency-Key was already used with a different request body." },
+    }),
+    429: errorResponse(
+      "The key's rate limit or its uses are exhausted.",
+      {
+        rateLimited: {
+          code: "rate_limited",
+          message: "API key rate limit reached; retry later.",
+          reason: "RATE_LIMITED",
+        },
+        usageExceeded: { code: "rate_limited", message: "API key has no remaining uses.", reason: "USAGE_EXCEEDED" },
+      },
+      { "Retry-After": retryAfter },
+    ),
+    502: errorResponse("The classification provider failed.", {
+      upstream: { code: "upstream_error", message: "The classification provider failed; retry later." },
+    }),
+    503: errorResponse(
+      "Key verification is temporarily down.",
+      {
+        unavailable: {
+          code: "unkey_unavailable",
+          message: "Key verification is temporarily unavailable; retry shortly.",
+        },
+      },
+      { "Retry-After": retryAfter },
+    ),
+  },
+});
+
+/** `POST /v1/vibe/classify`. Documented from `route`; the body is read by hand, after authentication. */
+export function registerVibe(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key (`alm_…`): `Authorization: Bearer <key>`, exactly one space.",
+  });
+  app.openAPIRegistry.registerPath(route);
+  app.post(route.path, (c) => classifyHandler(c, deps));
+}

@@ -1,0 +1,55 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { TypedResponse } from "hono";
+import type { AppDeps } from "../../deps.js";
+import type { AppEnv } from "../../http/types.js";
+import type { PlaceLookup } from "../postcode/lookup.js";
+import { postcodeNotFound } from "../postcode/lookup.js";
+import { FORECAST_FAILED, PostcodeQuery, postcodeErrorResponses, RESOLVER_FAILED } from "../postcode/schema.js";
+import { demoTierHeaders } from "../shared/responses.js";
+import { WEATHER_EXAMPLE } from "./example.js";
+import { ForecastLookup } from "./forecast.js";
+import { ReportBodies } from "./report.js";
+import { WeatherResponse, type WeatherView } from "./schema.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/weather",
+  tags: ["Lookups"],
+  summary: "Weather by UK postcode",
+  description:
+    "Resolves the postcode (postcodes.io, cached 7 days) and returns current conditions and a 7-day daily " +
+    "forecast from Open-Meteo (cached 15 minutes per ~1 km cell), in Europe/London time. Show the `sources` " +
+    "attributions with the data: the licences require it. A postcode without coordinates answers 404 " +
+    "with reason `no_location`.",
+  request: { query: PostcodeQuery },
+  responses: {
+    200: {
+      description: "Location, current conditions and the daily forecast.",
+      headers: demoTierHeaders,
+      content: { "application/json": { schema: WeatherResponse, example: WEATHER_EXAMPLE } },
+    },
+    ...postcodeErrorResponses(
+      { resolver: RESOLVER_FAILED, forecast: FORECAST_FAILED },
+      { no_location: { code: "not_found", message: "postcode not found", reason: "no_location" } },
+    ),
+  },
+});
+
+/** `GET /v1/weather?postcode=`: place, current conditions and a 7-day forecast. */
+export function registerWeather(app: OpenAPIHono<AppEnv>, deps: AppDeps, places: PlaceLookup): void {
+  const forecasts = new ForecastLookup(deps.forecaster, deps.cache);
+  const bodies = new ReportBodies();
+  app.openapi(route, async (c) => {
+    const place = await places.find(c.req.valid("query").postcode);
+    const { latitude, longitude } = place;
+    if (latitude === null || longitude === null) throw postcodeNotFound("no_location");
+    const forecast = await forecasts.at(latitude, longitude);
+    // The same body and Content-Type as c.json, serialised once per cached forecast and place.
+    const body = bodies.json(place, { latitude, longitude }, forecast, deps.now().getUTCFullYear());
+    return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
+      WeatherView,
+      200,
+      "json"
+    >;
+  });
+}

@@ -1,0 +1,124 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The closed set of error codes (spec §7, plus the protocol-level ones PRODUCT.md §2 adds). */
+export const ERROR_STATUS = {
+  invalid_body: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  conflict: 409,
+  payload_too_large: 413,
+  headers_too_large: 431,
+  rate_limited: 429,
+  internal: 500,
+  upstream_error: 502,
+  unkey_unavailable: 503,
+  unavailable: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export interface ApiErrorOptions {
+  reason?: string;
+  details?: Record<string, unknown>;
+  /** Extra response headers, e.g. Retry-After or Allow. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An expected failure, rendered by the one error renderer. Throw it only at the HTTP edge. */
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly reason?: string;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    opts: ApiErrorOptions = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
+    this.reason = opts.reason;
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export interface ErrorBody {
+  error: {
+    code: ErrorCode;
+    message: string;
+    reason?: string;
+    details?: Record<string, unknown>;
+    request_id: string;
+  };
+}
+
+export function errorBody(err: ApiError, requestId: string): ErrorBody {
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(err.reason !== undefined && { reason: err.reason }),
+      ...(err.details !== undefined && { details: err.details }),
+      request_id: requestId,
+    },
+  };
+}
+
+/** Maps anything thrown to an ApiError; unknown errors become a bare 500 `internal`. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return new ApiError("payload_too_large", "Request body is too large.");
+    if (err.status === 400) return new ApiError("invalid_body", "Request body must be valid JSON.");
+    // @hono/zod-openapi answers a required JSON body sent with another Content-Type with 415.
+    if (err.status === 415) {
+      return new ApiError("invalid_body", "Request body must be JSON (send Content-Type: application/json).");
+    }
+  }
+  if (isConnectionFailure(err)) {
+    return new ApiError("unavailable", "A backing service is temporarily unavailable; retry shortly.", {
+      cause: err,
+      headers: { "Retry-After": "2" },
+    });
+  }
+  return new ApiError("internal", "Internal error.", { cause: err });
+}
+
+/** Socket errors and PostgreSQL's "cannot serve now" classes (08 connection, 57P admin shutdown, 53300). */
+const CONNECTION_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08\w{3}|57P0[123]|53300)$/;
+const CONNECTION_MESSAGES =
+  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Query read timeout)$/;
+
+/**
+ * A dependency the request needs (the database, in practice) could not be reached: anywhere in
+ * the cause chain, a socket error code, a PostgreSQL connection-class SQLSTATE, or pg's own messages.
+ */
+export function isConnectionFailure(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 5) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && CONNECTION_CODES.test(code)) return true;
+  if (CONNECTION_MESSAGES.test(err.message)) return true;
+  if (err instanceof AggregateError && err.errors.some((e) => isConnectionFailure(e, depth + 1))) return true;
+  return isConnectionFailure(err.cause, depth + 1);
+}
+
+/** The one error renderer. */
+export function renderError(c: Context, err: ApiError): Response {
+  const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
+  const res = c.json(errorBody(err, requestId), err.status);
+  for (const [k, v] of Object.entries(err.headers ?? {})) res.headers.set(k, v);
+  // The refused body may be partly unread: do not reuse the connection.
+  if (err.code === "payload_too_large") res.headers.set("Connection", "close");
+  return res;
+}

@@ -1,0 +1,71 @@
+import type { KeyStore, KeyVerification } from "../ports/key-store.js";
+import { ApiError } from "./errors.js";
+
+export const MISSING_KEY_MESSAGE =
+  "Missing or malformed Authorization header: send `Authorization: Bearer <token>` with a valid API key.";
+export const REJECTED_KEY_MESSAGE = "API key was rejected.";
+
+/** Seconds a client should wait after a usage-exhausted key (its quota does not refill by itself). */
+const USAGE_RETRY_AFTER_SEC = 3600;
+const UNAVAILABLE_RETRY_AFTER_SEC = 2;
+
+/** Spec §5.3: `Bearer <token>` with exactly one space; anything else is malformed (null). */
+export function parseBearer(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  ownerId: string | null;
+  remaining: number | null;
+}
+
+/**
+ * Spec §5 auth table, identical for both key stores: turns a verification into the key, or
+ * throws the exact ApiError (status, code, reason, message, Retry-After).
+ */
+export function acceptVerification(v: KeyVerification, permission?: string): AuthenticatedKey {
+  if (v.kind === "unavailable") {
+    throw new ApiError("unkey_unavailable", "Key verification is temporarily unavailable; retry shortly.", {
+      headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SEC) },
+    });
+  }
+  switch (v.code) {
+    case "VALID":
+      return { keyId: v.keyId ?? "unknown", ownerId: v.ownerId ?? null, remaining: v.remaining ?? null };
+    case "NOT_FOUND":
+    case "EXPIRED":
+    case "DISABLED":
+      throw new ApiError("unauthorized", REJECTED_KEY_MESSAGE, { reason: "INVALID" });
+    case "INSUFFICIENT_PERMISSIONS":
+      throw new ApiError(
+        "forbidden",
+        permission ? `API key lacks the permission "${permission}".` : "API key lacks the permission for this route.",
+      );
+    case "RATE_LIMITED": {
+      const seconds = Math.max(1, Math.ceil((v.ratelimit?.resetMs ?? 1000) / 1000));
+      throw new ApiError("rate_limited", "API key rate limit reached; retry later.", {
+        reason: "RATE_LIMITED",
+        headers: { "Retry-After": String(seconds) },
+      });
+    }
+    case "USAGE_EXCEEDED":
+      throw new ApiError("rate_limited", "API key has no remaining uses.", {
+        reason: "USAGE_EXCEEDED",
+        headers: { "Retry-After": String(USAGE_RETRY_AFTER_SEC) },
+      });
+  }
+}
+
+/** Reads the bearer token and verifies it (every call: spec §4.5, no cached verdicts). */
+export async function authenticate(
+  keys: KeyStore,
+  authorization: string | undefined,
+  permission?: string,
+): Promise<AuthenticatedKey> {
+  const token = parseBearer(authorization);
+  if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+  return acceptVerification(await keys.verify(token, permission), permission);
+}

@@ -1,0 +1,27 @@
+import type { Hono } from "hono";
+
+/**
+ * Builds a lookup from a concrete path to the methods some route serves there, so an unknown
+ * method on a known path is 405 with `Allow`, not 404. Call after every route is registered.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any Hono instance, whatever its env
+export function allowedMethods(app: Hono<any, any, any>): (path: string) => string[] {
+  const routes = app.routes.filter((r) => r.method !== "ALL").map((r) => ({ method: r.method, re: pattern(r.path) }));
+  return (path) => {
+    const methods = new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method));
+    if (methods.has("GET")) methods.add("HEAD");
+    return [...methods].sort();
+  };
+}
+
+function pattern(path: string): RegExp {
+  const body = path
+    .split("/")
+    .map((seg) => {
+      if (seg === "*") return ".*";
+      if (seg.startsWith(":")) return "[^/]+";
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return new RegExp(`^${body}/?$`);
+}

@@ -1,0 +1,31 @@
+import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { Logger } from "pino";
+import type { Metrics } from "../adapters/metrics.js";
+import { clientIp } from "./client-ip.js";
+
+/** One structured log line and one metrics observation per request. */
+export function observe(logger: Logger, metrics: Metrics, trustProxy: number): MiddlewareHandler {
+  return async (c, next) => {
+    const start = performance.now();
+    const ip = clientIp(c, trustProxy);
+    c.set("clientIp", ip);
+    await next();
+    const ms = performance.now() - start;
+    // Unmatched paths are one label, so hostile URLs cannot blow up metric cardinality.
+    const route = matchedRoutes(c).findLast((r) => r.method !== "ALL")?.path ?? "unmatched";
+    const status = c.res.status;
+    metrics.observeRequest(c.req.method, route, status, ms / 1000);
+    const line = {
+      request_id: c.get("requestId"),
+      method: c.req.method,
+      route,
+      path: c.req.path,
+      status,
+      duration_ms: Math.round(ms * 100) / 100,
+      ip,
+    };
+    if (status >= 500) logger.error(line, "request");
+    else logger.info(line, "request");
+  };
+}

@@ -1,0 +1,26 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { ApiError } from "./errors.js";
+
+type Target = "query" | "json" | "param" | "header" | "form" | "cookie";
+
+/**
+ * Turns a failed request schema into 400 `invalid_body`. For query parameters the message
+ * names the first offending parameter (spec §4 GET rule 1: "query parameter "code" is
+ * required"); details always carry z.flattenError's formErrors/fieldErrors.
+ */
+export function validationError(error: z.ZodError, target: Target | string, c: Context): ApiError {
+  const details = z.flattenError(error) as unknown as Record<string, unknown>;
+  const first = error.issues[0];
+  if (target === "query" && first) {
+    const name = String(first.path[0] ?? "");
+    const given = name ? c.req.query(name) : undefined;
+    const message =
+      given === undefined
+        ? `query parameter "${name}" is required`
+        : `query parameter "${name}" is invalid: ${first.message}`;
+    return new ApiError("invalid_body", message, { details });
+  }
+  if (target === "json") return new ApiError("invalid_body", "Request body is invalid.", { details });
+  return new ApiError("invalid_body", `Invalid ${target}: ${first?.message ?? "invalid input"}`, { details });
+}

@@ -1,0 +1,43 @@
+import cluster from "node:cluster";
+import type { Logger } from "pino";
+import { createLogger } from "./adapters/logger.js";
+import { createApp } from "./app.js";
+import { runPrimary } from "./cluster.js";
+import type { Config } from "./config.js";
+import { buildDeps, closeDeps } from "./deps.js";
+import { startServer } from "./server.js";
+
+/**
+ * The process: build dependencies, listen, and on SIGTERM/SIGINT stop accepting, drain
+ * in-flight requests, close the database and Redis, exit 0.
+ */
+export async function serve(config: Config, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<void> {
+  if (config.WEB_CONCURRENCY > 1 && cluster.isPrimary) return runPrimary(config, logger);
+  const started = performance.now();
+  const deps = await buildDeps(config, logger);
+  const app = createApp(deps);
+  const running = await startServer(app, { ...config, port: config.PORT, host: config.HOST }, logger);
+  logger.info(
+    {
+      port: running.port,
+      database: deps.database.dialect,
+      redis: Boolean(deps.redis),
+      startup_ms: Math.round(performance.now() - started),
+    },
+    `Almanac listening on http://${config.HOST}:${running.port}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down: draining in-flight requests");
+    await running.close();
+    await closeDeps(deps);
+    logger.info("stopped");
+    logger.flush?.();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+}

@@ -1,0 +1,38 @@
+/** Sentiment classification of texts: the embedded model, or an upstream provider. */
+
+export const LABELS = ["positive", "neutral", "negative"] as const;
+export type Label = (typeof LABELS)[number];
+
+export type Scores = Record<Label, number>;
+
+export interface ModelInfo {
+  provider: string;
+  name: string;
+  version: string | null;
+}
+
+export interface Classification {
+  label: Label;
+  /** The score of `label`. */
+  confidence: number;
+  /** Every label, summing to 1. */
+  scores: Scores;
+}
+
+export type ClassifyResult =
+  | { ok: true; results: Classification[] }
+  /** The provider failed (connect, timeout, non-2xx, malformed, wrong length): 502 upstream_error. */
+  | { ok: false; detail: string };
+
+export interface Classifier {
+  readonly model: ModelInfo;
+  /** One classification per text, in input order. */
+  classify(texts: readonly string[]): Promise<ClassifyResult>;
+}
+
+/** The label with the highest score (ties: positive, neutral, negative in that order). */
+export function classification(scores: Scores): Classification {
+  let label: Label = "positive";
+  for (const l of LABELS) if (scores[l] > scores[label]) label = l;
+  return { label, confidence: scores[label], scores };
+}

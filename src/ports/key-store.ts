@@ -1,0 +1,85 @@
+/**
+ * API keys: verification on every protected call, and management (CLI, account page).
+ * Two adapters: the embedded store (database) and Unkey. Both give the same verdicts.
+ */
+
+/** Unkey's verdict codes; the embedded store gives the same. */
+export type KeyVerdict =
+  | "VALID"
+  | "NOT_FOUND"
+  | "EXPIRED"
+  | "DISABLED"
+  | "INSUFFICIENT_PERMISSIONS"
+  | "RATE_LIMITED"
+  | "USAGE_EXCEEDED";
+
+export interface KeyRateLimitState {
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the key's window resets. */
+  resetMs: number;
+}
+
+export type KeyVerification =
+  | {
+      /** The store answered. `code` tells whether the key may proceed (`VALID`). */
+      kind: "verdict";
+      code: KeyVerdict;
+      keyId?: string;
+      ownerId?: string | null;
+      /** Uses left after this one; null = unlimited. */
+      remaining?: number | null;
+      ratelimit?: KeyRateLimitState;
+    }
+  /** The verifier could not answer (down, timeout, garbage): never a pass, never a rejection. */
+  | { kind: "unavailable"; detail: string };
+
+export interface KeyInfo {
+  id: string;
+  name: string;
+  ownerId: string | null;
+  /** `alm_` + first characters, for display: `alm_3xY…9Kq2` = prefix…last4. */
+  prefix: string;
+  last4: string;
+  permissions: string[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  remaining: number | null;
+  ratelimit: { limit: number; durationSec: number } | null;
+  status: "active" | "revoked" | "expired" | "exhausted";
+}
+
+export interface CreateKeyInput {
+  name: string;
+  ownerId?: string | null;
+  permissions: string[];
+  expiresAt?: string | null;
+  remaining?: number | null;
+  ratelimit?: { limit: number; durationSec: number } | null;
+}
+
+export interface CreatedKey extends KeyInfo {
+  /** The plaintext key: shown once, never stored. */
+  key: string;
+}
+
+export interface VerifyOptions {
+  /**
+   * Uses to spend when the key is VALID (default 1). 0 verifies without spending a use: an
+   * idempotent replay or a request whose body is invalid (the job will not run).
+   */
+  cost?: number;
+}
+
+export interface KeyStore {
+  /** Verifies `key`; when `permission` is given the key must hold it. Spends `cost` uses on VALID. */
+  verify(key: string, permission?: string, opts?: VerifyOptions): Promise<KeyVerification>;
+  create(input: CreateKeyInput): Promise<CreatedKey>;
+  /** Keys of one owner, or every key when `ownerId` is undefined (operator CLI). */
+  list(ownerId?: string | null): Promise<KeyInfo[]>;
+  /** Revokes; with `ownerId`, only that owner's key (else false, as if it did not exist). */
+  revoke(id: string, ownerId?: string | null): Promise<boolean>;
+  /** Revokes and issues a replacement with the same settings in one step. */
+  roll(id: string, ownerId?: string | null): Promise<CreatedKey | null>;
+}

@@ -1,0 +1,171 @@
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashSessionToken } from "../../src/features/account/hashed-sessions.js";
+import { errorOf, type TestApp, testApp } from "../helpers/app.js";
+import { DATABASE_URL } from "../helpers/env.js";
+import { FormAgent } from "../support/form-agent.js";
+import { accountApp, accountPage, requestCode } from "./support.js";
+
+const PUBLIC_URL = "http://localhost:8080";
+
+describe("e-mail sign-in", () => {
+  const acct = accountApp(PUBLIC_URL);
+
+  it("mails a code and signs in with it; the page then shows the account", async () => {
+    const agent = await acct.signIn("ada@example.test");
+    const page = await agent.get("/account");
+    const html = await page.text();
+    expect(html).toContain("Your account");
+    expect(html).toContain("ada@example.test");
+  });
+
+  it("sets the session cookie HttpOnly, SameSite=Lax, Path=/ and (on plain http) without Secure", async () => {
+    const agent = acct.agent();
+    const code = await requestCode(agent, acct.smtp, "cookie@example.test");
+    const res = await agent.post("/account/verify", { email: "cookie@example.test", code });
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith("almanac.session_token="));
+    expect(cookie).toBeDefined();
+    expect(cookie).toMatch(/; HttpOnly/i);
+    expect(cookie).toMatch(/; SameSite=Lax/i);
+    expect(cookie).toMatch(/; Path=\//i);
+    expect(cookie).not.toMatch(/; Secure/i);
+    expect(cookie).not.toMatch(/; Domain=/i);
+  });
+
+  it("a code works once", async () => {
+    const agent = acct.agent();
+    const code = await requestCode(agent, acct.smtp, "once@example.test");
+    expect((await agent.post("/account/verify", { email: "once@example.test", code })).status).toBe(303);
+    const again = await acct.agent().post("/account/verify", { email: "once@example.test", code });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("That code is wrong or has expired.");
+    expect(again.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("after three wrong codes even the right code is refused", async () => {
+    const agent = acct.agent();
+    const code = await requestCode(agent, acct.smtp, "guess@example.test");
+    const wrong = code === "000000" ? "111111" : "000000";
+    for (let i = 0; i < 3; i++) {
+      expect((await agent.post("/account/verify", { email: "guess@example.test", code: wrong })).status).toBe(400);
+    }
+    const right = await agent.post("/account/verify", { email: "guess@example.test", code });
+    expect(right.status).toBe(400);
+    expect(right.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("an expired code is refused", async () => {
+    const agent = acct.agent();
+    const code = await requestCode(agent, acct.smtp, "late@example.test");
+    await sql`update auth_verification set "expiresAt" = ${new Date(Date.now() - 1000).toISOString()}`.execute(
+      acct.t.deps.database.db,
+    );
+    const res = await agent.post("/account/verify", { email: "late@example.test", code });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("That code is wrong or has expired.");
+  });
+
+  it("stores the code hashed, never in plain text", async () => {
+    const agent = acct.agent();
+    const code = await requestCode(agent, acct.smtp, "hash@example.test");
+    const rows = await sql<{ value: string }>`select value from auth_verification`.execute(acct.t.deps.database.db);
+    expect(rows.rows.length).toBeGreaterThan(0);
+    for (const r of rows.rows) expect(r.value).not.toContain(code);
+  });
+
+  it("stores only a hash of the session token; the cookie's token is not in the table", async () => {
+    const agent = await acct.signIn("stored@example.test");
+    const signed = decodeURIComponent(agent.cookie("almanac.session_token") ?? "");
+    const token = signed.split(".")[0] ?? "";
+    expect(token.length).toBeGreaterThan(20);
+    const rows = await sql<{ token: string }>`select token from auth_session`.execute(acct.t.deps.database.db);
+    expect(rows.rows.length).toBeGreaterThan(0);
+    expect(rows.rows.map((r) => r.token)).not.toContain(token);
+    expect(rows.rows.map((r) => r.token)).toContain(hashSessionToken(token));
+    for (const r of rows.rows) expect(r.token).toMatch(/^h:[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("sign-out ends the session on the server: the old cookie no longer signs in", async () => {
+    const agent = await acct.signIn("leaving@example.test");
+    const stolen = agent.cookie("almanac.session_token") ?? "";
+    const { csrf } = await accountPage(agent);
+    const out = await agent.post("/account/sign-out", { csrf });
+    expect(out.status).toBe(303);
+    expect(agent.cookie("almanac.session_token")).toBeUndefined();
+    const replay = acct.agent();
+    replay.setCookie("almanac.session_token", stolen);
+    const html = await (await replay.get("/account")).text();
+    expect(html).toContain('action="/account/sign-in"');
+    expect(html).not.toContain("leaving@example.test");
+  });
+
+  it("an invalid address is a 400 on the page, and nothing is mailed", async () => {
+    const res = await acct.agent().post("/account/sign-in", { email: "not-an-address" });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("Enter a valid e-mail address.");
+  });
+
+  it("a cross-site sign-in POST is refused with 403 forbidden", async () => {
+    const agent = acct.agent();
+    const res = await agent.post(
+      "/account/sign-in",
+      { email: "csrf@example.test" },
+      { Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" },
+    );
+    expect(res.status).toBe(403);
+    const body = await errorOf(res);
+    expect(body.error.code).toBe("forbidden");
+    expect(body.error.reason).toBe("CROSS_SITE");
+  });
+});
+
+describe("without a mail lane", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ PUBLIC_URL });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("the page says sign-in is unavailable", async () => {
+    const res = await t.app.request("/account");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("Sign-in is unavailable");
+    expect(html).not.toContain('action="/account/sign-in"');
+  });
+
+  it("the API answers 503 unavailable", async () => {
+    const res = await t.app.request("/api/auth/email-otp/send-verification-otp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+      body: JSON.stringify({ email: "x@example.test", type: "sign-in" }),
+    });
+    expect(res.status).toBe(503);
+    const body = await errorOf(res);
+    expect(body.error.code).toBe("unavailable");
+    expect(body.error.message).toBe("Sign-in is unavailable: no mail lane is configured on this server.");
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("a sign-in form POST answers 503 with the unavailable page", async () => {
+    const res = await new FormAgent(t.app, PUBLIC_URL).post("/account/sign-in", { email: "x@example.test" });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain("Sign-in is unavailable");
+  });
+});
+
+describe.skipIf(!DATABASE_URL)("e-mail sign-in on PostgreSQL", () => {
+  const acct = accountApp(PUBLIC_URL, { postgres: true });
+
+  it("signs in, creates a key on the page and sees only it", async () => {
+    const agent = await acct.signIn("pg@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { name: "pg key", csrf });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/<code id="new-key">alm_/);
+    const rows = await sql<{ n: number }>`select count(*)::int as n from auth_session`.execute(acct.t.deps.database.db);
+    expect(rows.rows[0]?.n).toBe(1);
+  });
+});

@@ -1,0 +1,139 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../../src/server.js";
+import { type TestApp, testApp } from "../helpers/app.js";
+import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.js";
+import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = "test-results/screenshots";
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
+  let smtp: SmtpTestServer;
+  let idp: OidcTestProvider;
+  let t: TestApp;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    smtp = await startSmtpServer();
+    idp = await startOidcProvider({ redirectUris: [`${base}/api/auth/callback/oidc`] });
+    idp.setUser({ sub: "idp-grace", email: "grace@idp.example", name: "Grace" });
+    t = await testApp({
+      PORT: String(port),
+      PUBLIC_URL: base,
+      MAIL_URL: smtp.url,
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: idp.clientId,
+      OIDC_CLIENT_SECRET: idp.clientSecret,
+      OIDC_NAME: "Test IdP",
+    });
+    server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
+    });
+    const context = await browser.newContext();
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+    page = await context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await t?.close();
+    await idp?.close();
+    await smtp?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+
+  const classify = (key: string) =>
+    fetch(`${base}/v1/vibe/classify`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+      body: JSON.stringify({ texts: ["What a lovely day"] }),
+    }).then((r) => r.status);
+
+  it("signs in with a mailed code, manages a key, links an identity and signs out", async () => {
+    await page.goto(`${base}/account`);
+    await shot("01-sign-in");
+    await page.getByLabel("E-mail address").fill("grace@example.test");
+    const before = smtp.messages.length;
+    await page.getByRole("button", { name: "Send me a code" }).click();
+    await page.getByLabel("Code").waitFor();
+    const mail = await smtp.waitForMessage(
+      (m) => m.to.includes("grace@example.test") && smtp.messages.indexOf(m) >= before,
+    );
+    const code = /\b(\d{6})\b/.exec(mail.text)?.[1] ?? "";
+    await shot("02-code");
+    await page.getByLabel("Code").fill(code);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Your account" }).waitFor();
+    await shot("03-signed-in");
+
+    // Create: shown once, with a working copy button (served script, no inline JS).
+    await page.getByLabel("New key name").fill("browser key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.locator("#new-key").textContent()) ?? "";
+    expect(key).toMatch(/^alm_/);
+    await page.getByRole("button", { name: "Copy" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Copied" }).count()).toBe(1);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await shot("04-key-created");
+    expect(await classify(key)).toBe(200);
+
+    // Roll: old key dead, replacement works.
+    await page.getByRole("button", { name: "Roll key browser key" }).click();
+    await page.getByText("The old key was revoked; here is its replacement.").waitFor();
+    const rolled = (await page.locator("#new-key").textContent()) ?? "";
+    expect(rolled).toMatch(/^alm_/);
+    expect(rolled).not.toBe(key);
+    await shot("05-key-rolled");
+    expect(await classify(key)).toBe(401);
+    expect(await classify(rolled)).toBe(200);
+
+    // Revoke.
+    await page.getByRole("button", { name: "Revoke key browser key" }).click();
+    await page.getByText("The key was revoked.").waitFor();
+    expect(await page.getByRole("button", { name: /Revoke key/ }).count()).toBe(0);
+    await shot("06-key-revoked");
+    expect(await classify(rolled)).toBe(401);
+
+    // Link an OIDC identity (real provider, full redirect round trip).
+    await page.getByRole("button", { name: "Link Test IdP" }).click();
+    await page.getByText("The identity was linked.").waitFor();
+    expect(await page.getByText("idp-grace").count()).toBe(1);
+    await shot("07-identity-linked");
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("You are signed out.").waitFor();
+    expect(await page.getByLabel("E-mail address").count()).toBe(1);
+    await shot("08-signed-out");
+    expect((await page.context().cookies()).some((c) => c.name === "almanac.session_token")).toBe(false);
+  });
+});

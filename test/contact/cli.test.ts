@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/env.js";
+import { runCli } from "../helpers/process.js";
+import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
+
+// Each spawn starts tsx and loads the whole CLI: seconds each on a busy machine.
+describe("almanac contact list|retry (spawned, temp DATA_DIR, real SMTP server)", { timeout: 120_000 }, () => {
+  const dataDir = tempDir();
+  let h: ContactHarness;
+  let env: Record<string, string>;
+  let failedId: string;
+
+  beforeAll(async () => {
+    h = await contactHarness({ DATA_DIR: dataDir });
+    env = { DATA_DIR: dataDir, MAIL_URL: h.smtp.url, CONTACT_TO: DESK, MAIL_TIMEOUT_MS: "2000" };
+    // A send the mail server refuses leaves a failed row behind.
+    h.smtp.setMode("reject");
+    const res = await h.post({ ...ADA, subject: "left behind" });
+    expect(res.status).toBe(502);
+    failedId = ((await res.json()) as { error: { details: { id: string } } }).error.details.id;
+    h.smtp.setMode("accept");
+  });
+  afterAll(() => h.close());
+
+  it("list --status failed shows the refused message with its reason and attempts", async () => {
+    const run = await runCli(["contact", "list", "--status", "failed"], env);
+    expect(run.code).toBe(0);
+    const rows = JSON.parse(run.stdout) as { id: string; status: string; attempts: number; last_error: string }[];
+    expect(rows).toEqual([
+      expect.objectContaining({
+        id: failedId,
+        status: "failed",
+        attempts: 1,
+        last_error: expect.stringMatching(/550/),
+      }),
+    ]);
+  });
+
+  it("retry --all-failed sends it, and list shows it sent on attempt 2", async () => {
+    const run = await runCli(["contact", "retry", "--all-failed"], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout.trim())).toEqual({ id: failedId, status: "sent", attempts: 2 });
+    const m = await h.smtp.waitForMessage((x) => x.text.includes(failedId));
+    expect(m.subject).toBe("[Contact] left behind");
+    expect(m.rcptTo).toEqual([DESK]);
+    expect(m.replyTo).toBe(ADA.email);
+
+    const list = await runCli(["contact", "list", "--status", "sent"], env);
+    expect(JSON.parse(list.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: failedId, status: "sent", attempts: 2 })]),
+    );
+    expect(JSON.parse((await runCli(["contact", "list", "--status", "failed"], env)).stdout)).toEqual([]);
+  });
+
+  it("retry ID of a message already sent refuses and sends nothing", async () => {
+    const before = h.smtp.messages.length;
+    const run = await runCli(["contact", "retry", failedId], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`contact message ${failedId} was already sent`);
+    expect(h.smtp.messages.length).toBe(before);
+  });
+
+  it("retry ID while the mail server still refuses keeps it failed and exits 1", async () => {
+    h.smtp.setMode("reject");
+    const res = await h.post({ ...ADA, subject: "still refused" });
+    const id = ((await res.json()) as { error: { details: { id: string } } }).error.details.id;
+    const run = await runCli(["contact", "retry", id], env);
+    h.smtp.setMode("accept");
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ id, status: "failed", attempts: 2 });
+  });
+
+  it("retry without MAIL_URL, or without an ID, explains itself", async () => {
+    const noLane = await runCli(["contact", "retry", "--all-failed"], { DATA_DIR: dataDir });
+    expect(noLane.code).toBe(1);
+    expect(noLane.stderr).toContain("MAIL_URL is not set");
+    const noId = await runCli(["contact", "retry"], env);
+    expect(noId.code).toBe(1);
+    expect(noId.stderr).toContain("give either a message ID or --all-failed");
+  });
+});

@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { expectRateLimited } from "../helpers/app.js";
+import { ADA, type ContactHarness, contactHarness } from "./setup.js";
+
+const from = (ip: string) => ({ "X-Forwarded-For": ip });
+
+describe("contact desk limits", () => {
+  let h: ContactHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("per client IP: the (limit+1)th message in an hour → 429 CONTACT_HOURLY_LIMIT; another IP still sends", async () => {
+    h = await contactHarness({ CONTACT_HOURLY_LIMIT: "2", TRUST_PROXY: "1" });
+    expect((await h.post(ADA, from("203.0.113.7"))).status).toBe(200);
+    const second = await h.post(ADA, from("203.0.113.7"));
+    expect(second.status).toBe(200);
+    expect(second.headers.get("RateLimit")).toMatch(/^"contact";r=0;t=\d+$/);
+
+    const third = await h.post(ADA, from("203.0.113.7"));
+    await expectRateLimited(
+      third,
+      "CONTACT_HOURLY_LIMIT",
+      "Contact limit reached: at most 2 messages per hour from one address. Try again later.",
+    );
+    expect(third.headers.get("RateLimit-Policy")).toContain('"contact";q=2;w=3600');
+    expect(h.smtp.messages).toHaveLength(2);
+    expect(await h.rows()).toHaveLength(2);
+
+    expect((await h.post(ADA, from("198.51.100.9"))).status).toBe(200);
+  });
+
+  it("daily global cap: → 429 CONTACT_DAILY_CAP whatever the client IP", async () => {
+    h = await contactHarness({ CONTACT_DAILY_CAP: "2", TRUST_PROXY: "1" });
+    expect((await h.post(ADA, from("203.0.113.1"))).status).toBe(200);
+    expect((await h.post(ADA, from("203.0.113.2"))).status).toBe(200);
+    const third = await h.post(ADA, from("203.0.113.3"));
+    await expectRateLimited(
+      third,
+      "CONTACT_DAILY_CAP",
+      "The contact desk has reached its daily message cap. Try again tomorrow.",
+    );
+    expect(h.smtp.messages).toHaveLength(2);
+  });
+
+  it("an idempotent replay does not count against the limit", async () => {
+    h = await contactHarness({ CONTACT_HOURLY_LIMIT: "1", TRUST_PROXY: "1" });
+    const headers = { ...from("203.0.113.50"), "Idempotency-Key": "once" };
+    expect((await h.post(ADA, headers)).status).toBe(200);
+    const replay = await h.post(ADA, headers);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(h.smtp.messages).toHaveLength(1);
+  });
+});

@@ -1,0 +1,38 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerFault, FaultServer, type NetFault } from "./fault-server.js";
+
+export type Fault = NetFault | null;
+
+export type Handler = (url: URL, req: IncomingMessage) => { status: number; body: unknown };
+
+/**
+ * A fake GET JSON API on 127.0.0.1 (port 0). Records every raw request target, exactly as it
+ * arrived on the wire, and plays `fault` instead of answering when one is set.
+ */
+export class UpstreamFake extends FaultServer {
+  readonly requests: string[] = [];
+  fault: Fault = null;
+
+  constructor(private readonly handler: Handler) {
+    super();
+  }
+
+  /** Paths (with query) requested, in order. */
+  get paths(): string[] {
+    return this.requests;
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.fault = null;
+    this.release();
+  }
+
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests.push(req.url ?? "");
+    await this.released();
+    if (answerFault(this.fault, req, res, '{"status":200,"result":[{"trunc')) return;
+    const { status, body } = this.handler(new URL(req.url ?? "/", "http://fake.invalid"), req);
+    res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+  }
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig, resolveAuthSecret } from "../../src/config.js";
+import { tempDir } from "../helpers/env.js";
+
+describe("configuration", () => {
+  it("has the documented defaults", () => {
+    const c = parseConfig({});
+    expect(c.PORT).toBe(8080);
+    expect(c.HOST).toBe("0.0.0.0");
+    expect(c.DEMO_HOURLY_LIMIT).toBe(60);
+    expect(c.KEY_PERMISSION).toBe("vibe.classify");
+    expect(c.UNKEY_BASE_URL).toBe("https://api.unkey.com");
+    expect(c.UPSTREAM_TIMEOUT_MS).toBe(3000);
+    expect(c.PUBLIC_URL).toBe("http://localhost:8080");
+    expect(c.TRUST_PROXY).toBe(0);
+    expect(c.DATABASE_URL).toBeUndefined();
+  });
+
+  it("treats empty values as unset", () => {
+    expect(parseConfig({ PORT: "", REDIS_URL: "" }).PORT).toBe(8080);
+  });
+
+  it("lists every bad variable by name", () => {
+    let err: unknown;
+    try {
+      parseConfig({ PORT: "eighty", DATABASE_URL: "mysql://x", DEMO_HOURLY_LIMIT: "-1", MAIL_URL: "http://x" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as ConfigError).message;
+    for (const name of ["PORT", "DATABASE_URL", "DEMO_HOURLY_LIMIT", "MAIL_URL"]) expect(message).toContain(name);
+    expect(message).toContain("DATABASE_URL: must be a postgres or postgresql URL");
+  });
+
+  it("requires both halves of an identity provider's credentials", () => {
+    expect(() => parseConfig({ GITHUB_CLIENT_ID: "id" })).toThrow(
+      /GITHUB_CLIENT_SECRET: required when GITHUB_CLIENT_ID/,
+    );
+  });
+
+  it("generates AUTH_SECRET into DATA_DIR once and keeps it", () => {
+    const c = parseConfig({ DATA_DIR: tempDir() });
+    const first = resolveAuthSecret(c);
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(resolveAuthSecret(c)).toBe(first);
+    expect(resolveAuthSecret({ ...c, AUTH_SECRET: "x".repeat(40) })).toBe("x".repeat(40));
+  });
+});

@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { MemoryRateLimiter, RedisRateLimiter } from "../../src/adapters/limiter.js";
+import { Metrics } from "../../src/adapters/metrics.js";
+import { createRedis } from "../../src/adapters/redis.js";
+import { REDIS_URL, skipReason } from "../helpers/env.js";
+import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
+
+const logger = pino({ level: "silent" });
+const rule = (points: number) => ({ name: `t-${randomBytes(4).toString("hex")}`, points, durationSec: 60 });
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("condition not met in time");
+}
+
+describe("in-process limiter", () => {
+  it("allows `points` per window per key, then refuses with the time to reset", async () => {
+    const limiter = new MemoryRateLimiter();
+    const r = rule(3);
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(r, "ip-a"));
+    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ]);
+    expect(decisions[3]?.resetMs).toBeGreaterThan(0);
+    expect(decisions[3]?.resetMs).toBeLessThanOrEqual(60_000);
+    expect((await limiter.consume(r, "ip-b")).allowed).toBe(true);
+  });
+});
+
+describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ redis: true }) ?? ""}`, () => {
+  const clients: Redis[] = [];
+  afterAll(async () => {
+    for (const c of clients) await c.quit();
+  });
+
+  it("two limiter instances (two app instances) share one count", async () => {
+    const metrics = new Metrics();
+    const a = createRedis(REDIS_URL as string, logger);
+    const b = createRedis(REDIS_URL as string, logger);
+    clients.push(a, b);
+    await waitUntil(async () => a.status === "ready" && b.status === "ready");
+    const one = new RedisRateLimiter(a, metrics);
+    const two = new RedisRateLimiter(b, metrics);
+    const r = rule(10);
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => (i % 2 ? one : two).consume(r, "203.0.113.9")),
+    );
+    expect(results.filter((d) => d.allowed)).toHaveLength(10);
+    expect((await metrics.render()).body).not.toMatch(/rate_limiter_fallback_total\{[^}]*\} [1-9]/);
+  });
+});
+
+describe.skipIf(!hasRedisServer)("Redis limiter when Redis goes away (private redis-server)", () => {
+  let redisServer: PrivateRedis;
+  let client: Redis;
+  afterAll(async () => {
+    client?.disconnect();
+    await redisServer?.stop();
+  });
+
+  it("keeps deciding under local limits while Redis is stopped or paused, and recovers", async () => {
+    redisServer = await PrivateRedis.start();
+    client = createRedis(redisServer.url, logger);
+    await waitUntil(async () => client.status === "ready");
+    const metrics = new Metrics();
+    const limiter = new RedisRateLimiter(client, metrics);
+    const r = rule(5);
+
+    expect((await limiter.consume(r, "k")).remaining).toBe(4);
+    expect(await limiter.ready()).toBe(true);
+
+    await redisServer.stop();
+    const whileDown = [];
+    for (let i = 0; i < 7; i++) whileDown.push(await limiter.consume(r, "k"));
+    // Local limits apply: 5 allowed by the in-process counter, then refusals.
+    expect(whileDown.filter((d) => d.allowed)).toHaveLength(5);
+    expect(await limiter.ready()).toBe(false);
+    expect((await metrics.render()).body).toMatch(new RegExp(`rate_limiter_fallback_total\\{limiter="${r.name}"\\} 7`));
+
+    await redisServer.start();
+    await waitUntil(async () => client.status === "ready", 10_000);
+    expect(await limiter.ready()).toBe(true);
+    // Shared counting resumes: the fresh server has no count for this key yet.
+    expect((await limiter.consume(r, "k")).remaining).toBe(4);
+
+    redisServer.pause();
+    const started = Date.now();
+    const paused = await limiter.consume(r, "k2");
+    expect(paused.allowed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5000); // answered by the fallback, not stuck on Redis
+    redisServer.resume();
+  }, 30_000);
+});

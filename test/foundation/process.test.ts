@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/env.js";
+import { runCli, spawnServer } from "../helpers/process.js";
+
+describe("the almanac process", () => {
+  it("serves with embedded defaults, and on SIGTERM drains and exits 0", async () => {
+    const server = await spawnServer({ DATA_DIR: tempDir() });
+    const res = await fetch(`${server.url}/readyz`);
+    expect(await res.json()).toEqual({ status: "ready", checks: { database: "ok" } });
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+
+  it("still exits 0 on SIGTERM when nobody reads its log any more (EPIPE on stdout)", async () => {
+    const server = await spawnServer({ DATA_DIR: tempDir(), LOG_LEVEL: "info" });
+    server.proc.stdout?.destroy(); // the reader is gone: the next log lines meet EPIPE
+    for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+
+  it("refuses to start on a bad value, naming the variable", async () => {
+    const { code, stderr } = await runCli(["serve"], { DATA_DIR: tempDir(), PORT: "http", TRUST_PROXY: "many" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("PORT");
+    expect(stderr).toContain("TRUST_PROXY");
+  });
+
+  it("`almanac migrate` applies migrations and reports them", async () => {
+    const dir = tempDir();
+    const first = await runCli(["migrate"], { DATA_DIR: dir });
+    expect(first.code).toBe(0);
+    const report = JSON.parse(first.stdout) as { database: string; applied: string[] };
+    expect(report.database).toBe("sqlite");
+    expect(report.applied).toContain("001_foundation");
+    const again = await runCli(["migrate"], { DATA_DIR: dir });
+    expect(JSON.parse(again.stdout).applied).toEqual([]);
+  });
+});

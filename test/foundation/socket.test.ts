@@ -1,0 +1,108 @@
+import { request } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readJsonBody } from "../../src/http/json-body.js";
+import { type TestServer, testServer } from "../helpers/app.js";
+import { bodyOf, headerOf, rawRequest } from "../helpers/raw-http.js";
+
+const UUID = /^[0-9a-f-]{36}$/;
+
+describe("HTTP core, over a real socket", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await testServer({ BODY_LIMIT_BYTES: "2048", HEADERS_TIMEOUT_MS: "1000", REQUEST_TIMEOUT_MS: "3000" });
+    t.app.post("/test/echo", async (c) => c.json({ size: JSON.stringify(await readJsonBody(c)).length }));
+  });
+  afterAll(() => t.close());
+
+  const port = () => t.server.port;
+
+  it("413 for a chunked body that grows past the limit, and closes the connection", async () => {
+    const chunk = `400\r\n${"x".repeat(0x400)}\r\n`;
+    const res = await rawRequest(port(), [
+      "POST /test/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+      ...Array.from({ length: 8 }, () => chunk),
+      "0\r\n\r\n",
+    ]);
+    expect(res.status).toBe(413);
+    expect(res.closedByServer).toBe(true);
+    expect(headerOf(res.text, "Connection")).toBe("close");
+    expect(headerOf(res.text, "X-Request-Id")).toMatch(UUID);
+    expect(JSON.parse(bodyOf(res.text)).error.code).toBe("payload_too_large");
+  });
+
+  it("413 for an announced Content-Length over the limit, without waiting for the body", async () => {
+    const res = await rawRequest(
+      port(),
+      [
+        "POST /test/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n",
+        "[",
+      ],
+      5000,
+    );
+    expect(res.status).toBe(413);
+    expect(
+      JSON.parse(
+        bodyOf(res.text)
+          .split("\r\n")
+          .find((l) => l.startsWith("{")) ?? bodyOf(res.text),
+      ).error.code,
+    ).toBe("payload_too_large");
+  });
+
+  it("a body under the limit in chunks is accepted", async () => {
+    const json = JSON.stringify(["a", "b"]);
+    const res = await rawRequest(port(), [
+      "POST /test/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+      `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
+    ]);
+    expect(res.status).toBe(200);
+  });
+
+  it("cuts a client that never finishes its headers, with a 408 in the error shape", async () => {
+    const res = await rawRequest(port(), ["GET /healthz HTTP/1.1\r\nHost: x\r\n", { delayMs: 8000 }], 8000);
+    expect(res.closedByServer).toBe(true);
+    expect(res.status).toBe(408);
+    expect(headerOf(res.text, "X-Request-Id")).toMatch(UUID);
+    expect(JSON.parse(bodyOf(res.text)).error.code).toBe("request_timeout");
+  });
+
+  it("answers a malformed request line with 400 in the error shape", async () => {
+    const res = await rawRequest(port(), ["BLAH\r\n\r\n"]);
+    expect(res.status).toBe(400);
+    expect(headerOf(res.text, "X-Request-Id")).toMatch(UUID);
+    expect(JSON.parse(bodyOf(res.text)).error.code).toBe("invalid_body");
+  });
+});
+
+describe("graceful close", () => {
+  it("finishes in-flight requests, then refuses new connections", async () => {
+    const t = await testServer();
+    let arrived = 0;
+    let release: () => void = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    t.app.get("/test/slow", async (c) => {
+      arrived += 1;
+      await released;
+      return c.json({ ok: true });
+    });
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ port: t.server.port, host: "127.0.0.1", path: "/test/slow", agent: false }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const inFlight = Array.from({ length: 20 }, get);
+    while (arrived < 20) await new Promise((r) => setTimeout(r, 10));
+    const closed = t.close();
+    setTimeout(release, 200); // the close has begun while all 20 are in flight
+    const statuses = await Promise.all(inFlight);
+    expect(statuses).toEqual(Array(20).fill(200));
+    await closed;
+    await expect(get()).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

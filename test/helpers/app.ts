@@ -1,0 +1,70 @@
+import pino from "pino";
+import { expect } from "vitest";
+import { type App, createApp } from "../../src/app.js";
+import { type Config, parseConfig } from "../../src/config.js";
+import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
+import { type RunningServer, startServer } from "../../src/server.js";
+import { tempDir } from "./env.js";
+
+export interface TestApp {
+  app: App;
+  deps: AppDeps;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on real (embedded) dependencies in a temporary data directory. `env` overrides
+ * configuration exactly as environment variables would; `patch` swaps dependencies for fakes.
+ */
+export async function testApp(
+  env: Record<string, string | undefined> = {},
+  patch: (deps: AppDeps) => Partial<AppDeps> = () => ({}),
+): Promise<TestApp> {
+  const config = parseConfig({ DATA_DIR: tempDir(), LOG_LEVEL: "silent", ...env });
+  const logger = pino({ level: config.LOG_LEVEL });
+  const built = await buildDeps(config, logger);
+  const deps: AppDeps = { ...built, ...patch(built) };
+  const app = createApp(deps);
+  return { app, deps, config, close: () => closeDeps(deps) };
+}
+
+export interface TestServer extends TestApp {
+  server: RunningServer;
+  url: string;
+}
+
+/** The same, listening on a real socket on 127.0.0.1 (port 0). */
+export async function testServer(
+  env: Record<string, string | undefined> = {},
+  patch?: (deps: AppDeps) => Partial<AppDeps>,
+): Promise<TestServer> {
+  const t = await testApp(env, patch);
+  const server = await startServer(t.app, { ...t.config, port: 0, host: "127.0.0.1" }, t.deps.logger);
+  return {
+    ...t,
+    server,
+    url: `http://127.0.0.1:${server.port}`,
+    close: async () => {
+      await server.close();
+      await t.close();
+    },
+  };
+}
+
+/** Asserts the spec's error shape and returns the body for further checks. */
+export async function errorOf(res: Response) {
+  const body = (await res.json()) as {
+    error: { code: string; message: string; reason?: string; details?: unknown; request_id: string };
+  };
+  return body;
+}
+
+/** Asserts a 429 `rate_limited` answer with `reason`, `message` and a positive Retry-After; returns Retry-After. */
+export async function expectRateLimited(res: Response, reason: string, message: string): Promise<number> {
+  expect(res.status).toBe(429);
+  expect((await errorOf(res)).error).toMatchObject({ code: "rate_limited", reason, message });
+  const retryAfter = Number(res.headers.get("retry-after"));
+  expect(retryAfter).toBeGreaterThan(0);
+  return retryAfter;
+}

@@ -1,0 +1,43 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+/** Set by .ci/run (and by a developer who has the services); suites that need them skip otherwise. */
+export const DATABASE_URL = process.env.DATABASE_URL || undefined;
+export const REDIS_URL = process.env.REDIS_URL || undefined;
+
+export const tempDir = (prefix = "almanac-test-"): string => mkdtempSync(join(tmpdir(), prefix));
+
+/**
+ * A PostgreSQL URL whose connections use a schema of their own, so parallel test files never
+ * see each other's rows. The schema is created now; drop it with `dropSchema`.
+ */
+export async function freshPostgresUrl(base = DATABASE_URL): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (!base) throw new Error("DATABASE_URL is not set");
+  const schema = `t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
+/** Says clearly, once per suite, why a suite did not run. */
+export function skipReason(needs: { postgres?: boolean; redis?: boolean }): string | undefined {
+  const missing = [needs.postgres && !DATABASE_URL && "DATABASE_URL", needs.redis && !REDIS_URL && "REDIS_URL"].filter(
+    Boolean,
+  );
+  return missing.length ? `skipped: ${missing.join(" and ")} not set (.ci/run sets them)` : undefined;
+}

@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { CONFIG_KEYS } from "../../src/config.js";
+import { freePort } from "./redis-server.js";
+
+/**
+ * The environment of a spawned almanac process: this one's (PATH, HOME…) without any Almanac
+ * configuration, plus exactly what the test passes — so CI's DATABASE_URL/REDIS_URL never
+ * leak into a test that means the embedded defaults.
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of CONFIG_KEYS) delete base[key];
+  return { ...base, LOG_LEVEL: "warn", ...env };
+}
+
+export interface ServerProcess {
+  proc: ChildProcess;
+  url: string;
+  port: number;
+  output: () => string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Runs `almanac serve` as a real process (what `npm start` runs) and waits until it answers. */
+export async function spawnServer(
+  env: Record<string, string>,
+  opts: { startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ["bin/almanac.js", "serve"], {
+    env: { ...childEnv(env), PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout?.on("data", (d) => {
+    out += d;
+  });
+  proc.stderr?.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 20_000);
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early:\n${out}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`server did not start:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { proc, url, port, output: () => out, exited };
+}
+
+/** SIGTERM, then the exit code (the process is killed hard if it does not exit in time). */
+export async function stop(server: ServerProcess | undefined, timeoutMs = 20_000): Promise<number | null> {
+  if (!server || server.proc.exitCode !== null) return server?.proc.exitCode ?? null;
+  server.proc.kill("SIGTERM");
+  const timer = setTimeout(() => server.proc.kill("SIGKILL"), timeoutMs);
+  const code = await server.exited;
+  clearTimeout(timer);
+  return code;
+}
+
+/** Runs the CLI to completion. */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, ["bin/almanac.js", ...args], {
+      env: childEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    proc.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    proc.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,72 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createServer } from "node:net";
+
+export const hasRedisServer = (() => {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A private redis-server this test may stop, pause and restart without disturbing anything else
+ * on the machine (the shared one on 6379 stays untouched).
+ */
+export class PrivateRedis {
+  private proc?: ChildProcess;
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateRedis> {
+    const r = new PrivateRedis(await freePort());
+    await r.start();
+    return r;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.proc = spawn(
+      "redis-server",
+      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("redis-server did not start")), 5000);
+      this.proc?.stdout?.on("data", (d: Buffer) => {
+        if (d.toString().includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+  }
+
+  pause(): void {
+    this.proc?.kill("SIGSTOP");
+  }
+
+  resume(): void {
+    this.proc?.kill("SIGCONT");
+  }
+
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return;
+    proc.kill("SIGCONT");
+    proc.kill("SIGKILL");
+    await new Promise((r) => proc.once("exit", r));
+  }
+}

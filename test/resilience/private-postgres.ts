@@ -1,0 +1,88 @@
+import { execFileSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../helpers/redis-server.js";
+
+const BIN = (() => {
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return undefined;
+  const version = readdirSync(root).sort().at(-1);
+  return version ? join(root, version, "bin") : undefined;
+})();
+
+/** Why a private PostgreSQL cannot run here (undefined when it can). */
+export function privatePostgresUnavailable(): string | undefined {
+  if (!BIN || !existsSync(join(BIN, "initdb"))) return "no initdb under /usr/lib/postgresql/*/bin";
+  if (process.getuid?.() !== 0) return "not root: cannot run initdb as the postgres OS user";
+  try {
+    execFileSync("id", ["-u", "postgres"], { stdio: "ignore" });
+    execFileSync("runuser", ["--help"], { stdio: "ignore" });
+  } catch {
+    return "no postgres OS user or no runuser";
+  }
+  return undefined;
+}
+
+const asPostgres = (cmd: string, args: string[]) =>
+  execFileSync("runuser", ["-u", "postgres", "--", join(BIN as string, cmd), ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 60_000,
+  });
+
+/**
+ * A PostgreSQL cluster of this test's own (initdb in a temp dir owned by `postgres`, its own
+ * port and socket dir), which the test may stop and start. The shared one on 5432 is never touched.
+ */
+export class PrivatePostgres {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  static async create(): Promise<PrivatePostgres> {
+    const dir = mkdtempSync(join(tmpdir(), "almanac-pg-"));
+    const ids = execFileSync("id", ["-u", "postgres"]).toString().trim();
+    const gid = execFileSync("id", ["-g", "postgres"]).toString().trim();
+    chownSync(dir, Number(ids), Number(gid));
+    const pg = new PrivatePostgres(dir, await freePort());
+    asPostgres("initdb", ["-D", pg.data, "--auth=trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
+    pg.start();
+    return pg;
+  }
+
+  private get data(): string {
+    return join(this.dir, "data");
+  }
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  start(): void {
+    asPostgres("pg_ctl", [
+      "-D",
+      this.data,
+      "-l",
+      join(this.dir, "log"),
+      "-o",
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "-w",
+      "start",
+    ]);
+  }
+
+  /** Immediate stop: connections drop at once, as in a crash. */
+  stop(): void {
+    asPostgres("pg_ctl", ["-D", this.data, "-m", "immediate", "-w", "stop"]);
+  }
+
+  destroy(): void {
+    try {
+      this.stop();
+    } catch {
+      // already stopped
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

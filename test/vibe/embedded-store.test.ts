@@ -1,0 +1,91 @@
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
+import { hashKey } from "../../src/adapters/keys/material.js";
+import { MemoryRateLimiter } from "../../src/adapters/limiter.js";
+import { type Database, openDatabase } from "../../src/db/database.js";
+import { migrate } from "../../src/db/migrations.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../helpers/env.js";
+
+const logger = pino({ level: "silent" });
+
+/** The account page's operations (by owner) and the stored form, on both dialects. */
+function suite(open: () => Promise<{ database: Database; drop: () => Promise<void> }>) {
+  let database: Database;
+  let drop: () => Promise<void>;
+  let store: EmbeddedKeyStore;
+  beforeAll(async () => {
+    ({ database, drop } = await open());
+    await migrate(database.db);
+    store = new EmbeddedKeyStore(database.db, new MemoryRateLimiter());
+  });
+  afterAll(async () => {
+    await database.close();
+    await drop();
+  });
+
+  it("stores only the SHA-256 of the key, and the display parts", async () => {
+    const created = await store.create({ name: "k", ownerId: "u1", permissions: ["vibe.classify"] });
+    const row = await database.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("id", "=", created.id)
+      .executeTakeFirstOrThrow();
+    expect(row.key_hash).toBe(hashKey(created.key));
+    expect(JSON.stringify(row)).not.toContain(created.key);
+    expect(row.start).toBe(created.key.slice(0, 8));
+    expect(row.last4).toBe(created.key.slice(-4));
+  });
+
+  it("lists, revokes and rolls by owner; another owner's key is as if it did not exist", async () => {
+    const mine = await store.create({ name: "mine", ownerId: "alice", permissions: ["vibe.classify"], remaining: 7 });
+    const theirs = await store.create({ name: "theirs", ownerId: "bob", permissions: ["vibe.classify"] });
+    expect((await store.list("alice")).map((k) => k.id)).toEqual([mine.id]);
+    expect(await store.revoke(theirs.id, "alice")).toBe(false);
+    expect(await store.roll(theirs.id, "alice")).toBeNull();
+    expect(await store.verify(theirs.key, "vibe.classify")).toMatchObject({ code: "VALID" });
+
+    const rolled = await store.roll(mine.id, "alice");
+    expect(rolled).toMatchObject({ name: "mine", ownerId: "alice", remaining: 7, status: "active" });
+    expect(await store.verify(mine.key)).toMatchObject({ code: "DISABLED" });
+    expect(await store.verify(rolled?.key ?? "")).toMatchObject({ code: "VALID", ownerId: "alice", remaining: 6 });
+    expect(await store.roll(mine.id, "alice")).toBeNull();
+    const statuses = Object.fromEntries((await store.list("alice")).map((k) => [k.id, k.status]));
+    expect(statuses).toEqual({ [mine.id]: "revoked", [rolled?.id ?? ""]: "active" });
+    expect(await store.revoke(mine.id, "alice")).toBe(true);
+  });
+
+  it("gives Unkey's verdicts", async () => {
+    const past = new Date(Date.now() - 1000).toISOString();
+    const k = (over: object) => store.create({ name: "v", permissions: ["vibe.classify"], ...over });
+    expect(await store.verify("alm_neverIssued")).toEqual({ kind: "verdict", code: "NOT_FOUND" });
+    expect(await store.verify("sk_other_prefix")).toEqual({ kind: "verdict", code: "NOT_FOUND" });
+    expect(await store.verify((await k({ expiresAt: past })).key)).toMatchObject({ code: "EXPIRED" });
+    expect(await store.verify((await k({ permissions: ["x"] })).key, "vibe.classify")).toMatchObject({
+      code: "INSUFFICIENT_PERMISSIONS",
+    });
+    expect(await store.verify((await k({ permissions: ["vibe.*"] })).key, "vibe.classify")).toMatchObject({
+      code: "VALID",
+    });
+    const used = await k({ remaining: 1 });
+    expect(await store.verify(used.key, undefined, { cost: 0 })).toMatchObject({ code: "VALID", remaining: 1 });
+    expect(await store.verify(used.key)).toMatchObject({ code: "VALID", remaining: 0 });
+    expect(await store.verify(used.key)).toMatchObject({ code: "USAGE_EXCEEDED" });
+    const limited = await k({ ratelimit: { limit: 2, durationSec: 60 } });
+    expect(await store.verify(limited.key)).toMatchObject({ code: "VALID", ratelimit: { limit: 2, remaining: 1 } });
+    expect(await store.verify(limited.key)).toMatchObject({ code: "VALID" });
+    const third = await store.verify(limited.key);
+    expect(third).toMatchObject({ code: "RATE_LIMITED", ratelimit: { limit: 2, remaining: 0 } });
+  });
+}
+
+describe("EmbeddedKeyStore on SQLite", () => {
+  suite(async () => ({ database: openDatabase({ dataDir: tempDir(), logger }), drop: async () => {} }));
+});
+
+describe.skipIf(!DATABASE_URL)(`EmbeddedKeyStore on PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, () => {
+  suite(async () => {
+    const pg = await freshPostgresUrl();
+    return { database: openDatabase({ dataDir: "", databaseUrl: pg.url, logger }), drop: pg.drop };
+  });
+});

@@ -1,0 +1,88 @@
+import pino from "pino";
+import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
+import { openDatabase } from "../../src/db/database.js";
+import type { AppDeps } from "../../src/deps.js";
+import type { KeyStore } from "../../src/ports/key-store.js";
+import { FakeUnkey } from "../fakes/unkey.js";
+import { type TestApp, testApp } from "../helpers/app.js";
+
+export const PERMISSION = "vibe.classify";
+
+export interface Harness {
+  name: "embedded" | "unkey";
+  t: TestApp;
+  keys: KeyStore;
+  /** Present for the Unkey harness. */
+  unkey?: FakeUnkey;
+  /** Makes the key verifier unavailable; `up` restores it. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The embedded store; "down" swaps in the same store over a PostgreSQL that refuses connections. */
+export async function embeddedHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const t = await testApp(env);
+  const real = t.deps.keys;
+  const unreachable = openDatabase({
+    dataDir: "",
+    databaseUrl: "postgres://almanac@127.0.0.1:1/almanac",
+    logger: pino({ level: "silent" }),
+  });
+  const deps = t.deps as { keys: KeyStore } & AppDeps;
+  return {
+    name: "embedded",
+    t,
+    keys: real,
+    down: async () => {
+      deps.keys = new EmbeddedKeyStore(unreachable.db, t.deps.limiter);
+    },
+    up: async () => {
+      deps.keys = real;
+    },
+    close: async () => {
+      await unreachable.close();
+      await t.close();
+    },
+  };
+}
+
+/** The Unkey store against a fake Unkey; "down" makes the fake refuse connections. */
+export async function unkeyHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const unkey = await new FakeUnkey().start();
+  const t = await testApp({
+    UNKEY_ROOT_KEY: unkey.rootKey,
+    UNKEY_API_ID: unkey.apiId,
+    UNKEY_BASE_URL: unkey.url,
+    UNKEY_TIMEOUT_MS: "400",
+    ...env,
+  });
+  return {
+    name: "unkey",
+    t,
+    keys: t.deps.keys,
+    unkey,
+    down: () => unkey.refuse(),
+    up: async () => {
+      await unkey.start();
+    },
+    close: async () => {
+      await t.close();
+      await unkey.close();
+    },
+  };
+}
+
+export function classify(
+  t: TestApp,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Response | Promise<Response> {
+  return t.app.request("/v1/vibe/classify", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
+import { errorOf } from "../helpers/app.js";
+import { bearer, classify, type Harness, PERMISSION, unkeyHarness } from "./harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await unkeyHarness();
+});
+afterAll(() => h.close());
+beforeEach(() => {
+  const u = h.unkey;
+  if (!u) throw new Error("unkey harness");
+  u.calls.length = 0;
+  u.fault = null;
+  u.forceCode = null;
+});
+
+const unkey = () => h.unkey as NonNullable<Harness["unkey"]>;
+
+describe("Unkey verdict codes → HTTP (every code of v2 keys.verifyKey)", () => {
+  it.each([
+    ["VALID", 200, undefined, undefined],
+    ["NOT_FOUND", 401, "unauthorized", "INVALID"],
+    ["EXPIRED", 401, "unauthorized", "INVALID"],
+    ["DISABLED", 401, "unauthorized", "INVALID"],
+    ["FORBIDDEN", 403, "forbidden", undefined],
+    ["INSUFFICIENT_PERMISSIONS", 403, "forbidden", undefined],
+    ["RATE_LIMITED", 429, "rate_limited", "RATE_LIMITED"],
+    ["USAGE_EXCEEDED", 429, "rate_limited", "USAGE_EXCEEDED"],
+    ["INSUFFICIENT_CREDITS", 429, "rate_limited", "USAGE_EXCEEDED"],
+    ["SOMETHING_NEW", 503, "unkey_unavailable", undefined],
+  ])("%s → %i %s %s", async (code, status, errorCode, reason) => {
+    unkey().forceCode = code;
+    const res = await classify(h.t, ["good"], bearer("alm_anykey"));
+    expect(res.status).toBe(status);
+    if (errorCode) {
+      const { error } = await errorOf(res);
+      expect(error.code).toBe(errorCode);
+      expect(error.reason).toBe(reason);
+      if (status === 401) expect(error.message).toBe(REJECTED_KEY_MESSAGE);
+    }
+    expect(unkey().verifyCalls).toHaveLength(1);
+  });
+});
+
+describe("Unkey down, slow or garbled → 503 unkey_unavailable, never a pass or a rejection", () => {
+  it.each(["500", "garbage", "malformed", "hang", "reset"] as const)("fault %s", async (fault) => {
+    const { key } = await h.keys.create({ name: "f", permissions: [PERMISSION] });
+    unkey().calls.length = 0;
+    unkey().fault = fault;
+    const res = await classify(h.t, ["good"], bearer(key));
+    expect(res.status).toBe(503);
+    const { error } = await errorOf(res);
+    expect(error.code).toBe("unkey_unavailable");
+    expect(res.headers.get("retry-after")).toBe("2");
+    // One attempt: a retry is only made when no connection was established.
+    expect(unkey().verifyCalls).toHaveLength(1);
+  });
+
+  it("a wrong root key (Unkey answers 401) is a server problem: 503, not the client's 401", async () => {
+    const other = await unkeyHarness({ UNKEY_ROOT_KEY: "unkey_wrong" });
+    try {
+      const res = await classify(other.t, ["good"], bearer("alm_x"));
+      expect(res.status).toBe(503);
+      expect(other.unkey?.verifyCalls[0]?.authorization).toBe("Bearer unkey_wrong");
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("refused connections → 503; back up → 200", async () => {
+    const { key } = await h.keys.create({ name: "r", permissions: [PERMISSION] });
+    await h.down();
+    try {
+      expect((await classify(h.t, ["good"], bearer(key))).status).toBe(503);
+    } finally {
+      await h.up();
+    }
+    expect((await classify(h.t, ["good"], bearer(key))).status).toBe(200);
+  });
+});
+
+describe("Unkey requests", () => {
+  it("send the root key, the key and the permission; an idempotent replay sends credits.cost 0", async () => {
+    const { key } = await h.keys.create({ name: "c", permissions: [PERMISSION], remaining: 5 });
+    unkey().calls.length = 0;
+    const headers = { ...bearer(key), "Idempotency-Key": "u-1" };
+    expect((await classify(h.t, ["good"], headers)).status).toBe(200);
+    expect((await classify(h.t, ["good"], headers)).headers.get("idempotent-replayed")).toBe("true");
+    const [first, second] = unkey().verifyCalls;
+    expect(first?.authorization).toBe(`Bearer ${unkey().rootKey}`);
+    expect(first?.body).toEqual({ key, permissions: PERMISSION });
+    expect(second?.body).toEqual({ key, permissions: PERMISSION, credits: { cost: 0 } });
+    expect((await h.keys.list()).find((k) => k.prefix === key.slice(0, 8))?.remaining).toBe(4);
+  });
+});

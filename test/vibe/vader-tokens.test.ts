@@ -1,0 +1,179 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import fc from "fast-check";
+import vader from "vader-sentiment";
+import { describe, expect, it } from "vitest";
+import { polarityScores, vaderTokens } from "../../src/adapters/classifier/vader-scores.js";
+
+/**
+ * The fast tokenizer against vader-sentiment's own algorithm (SentiText.get_words_plus_punc and
+ * get_words_and_emoticons, copied verbatim below as the oracle: the package does not export
+ * SentiText), and the scores against the package's polarity_scores.
+ */
+const REGEX_REMOVE_PUNCTUATION = /[!"#$%&'()*+,-./:;<=>?@[\\\]^_`{|}~]/g;
+const PUNC_LIST = [".", "!", "?", ",", ";", ":", "-", "'", '"', "!!", "!!!", "??", "???", "?!?", "!?!", "?!?!", "!?!?"];
+
+function originalTokens(text: string): string[] {
+  const words_only = text
+    .slice(0)
+    .replace(REGEX_REMOVE_PUNCTUATION, "")
+    .split(/\s/)
+    .filter((word) => word.length > 1);
+  const words_punc_dict: Record<string, string> = {};
+  for (const p of PUNC_LIST) {
+    for (const w of words_only) {
+      words_punc_dict[`${p}${w}`] = w;
+      words_punc_dict[`${w}${p}`] = w;
+    }
+  }
+  const tokens = text.split(/\s/).filter((token) => token.length > 1);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as string;
+    if (Object.hasOwn(words_punc_dict, t)) tokens[i] = words_punc_dict[t] as string;
+  }
+  return tokens;
+}
+
+const WORDS = [
+  "good",
+  "GOOD",
+  "bad",
+  "not",
+  "never",
+  "so",
+  "this",
+  "kind",
+  "of",
+  "KIND",
+  "Of",
+  "but",
+  "BUT",
+  "at",
+  "least",
+  "very",
+  "VERY",
+  "sort",
+  "kinda",
+  "isn't",
+  "don't",
+  "love",
+  "hate",
+  "the",
+  "a",
+  "I",
+  "it",
+  "😀",
+  "😡",
+  "👍🏽",
+  "naïve",
+  "ÉNORME",
+  "ß",
+  ":)",
+  ":-(",
+  ":D",
+  "<3",
+  "__proto__",
+  "hasOwnProperty",
+  "constructor",
+  "x",
+  "no",
+];
+const PUNCT = [...PUNC_LIST, "(", ")", "...", "?!", "!!!!", "_", "'s", "#", "@", "\\", "`", "~", "«", "»", "…"];
+const SPACES = [" ", " ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028", "\u3000", "\ufeff"];
+
+const piece = fc.oneof(
+  fc.constantFrom(...WORDS),
+  fc.constantFrom(...PUNCT),
+  fc.string({ maxLength: 6, unit: "grapheme" }),
+  fc.string({ maxLength: 4, unit: "binary" }),
+  fc.string({ maxLength: 6, unit: fc.constantFrom(..."!?.,;:-'\"()aA b") }),
+);
+const token = fc.array(piece, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(""));
+const text = fc
+  .array(fc.tuple(token, fc.constantFrom(...SPACES)), { maxLength: 25 })
+  .map((pairs) => pairs.map(([t, s]) => t + s).join(""));
+
+const referenceDir = resolve("../shared/data/sentiment");
+const referenceSets = existsSync(referenceDir) ? readdirSync(referenceDir).filter((f) => f.endsWith(".tsv")) : [];
+
+describe("VADER tokenizer and scores", () => {
+  it("tokenizes like SentiText on generated texts (punctuation, emoji, unicode, odd whitespace)", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(vaderTokens(t)).toEqual(originalTokens(t));
+      }),
+      { numRuns: 20_000, seed: 6006 },
+    );
+  });
+
+  it("tokenizes like SentiText on arbitrary strings", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200, unit: "binary" }), (t) => {
+        expect(vaderTokens(t)).toEqual(originalTokens(t));
+      }),
+      { numRuns: 5_000, seed: 6007 },
+    );
+  });
+
+  it("scores exactly like the package's polarity_scores", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
+      }),
+      { numRuns: 10_000, seed: 6008 },
+    );
+  });
+
+  it("examples where the edges matter", () => {
+    expect(vaderTokens("Great!!! (really) 'quoted' ?!?!wow ..dots x. :) ok")).toEqual([
+      "Great",
+      "(really)",
+      "'quoted'",
+      "wow",
+      "..dots",
+      "x.",
+      ":)",
+      "ok",
+    ]);
+    // A word holding punctuation keeps its edges: the original only strips around punctuation-free words.
+    expect(vaderTokens("it's good, isn't-it? NOT bad!")).toEqual(["it's", "good", "isn't-it?", "NOT", "bad"]);
+    for (const t of ["Great!!! (really) 'quoted' ?!?!wow ..dots x. :) ok", "it's good, isn't-it? NOT bad!"])
+      expect(vaderTokens(t)).toEqual(originalTokens(t));
+  });
+
+  it.skipIf(referenceSets.length === 0)("scores the reference sets exactly like the package", () => {
+    let n = 0;
+    for (const file of referenceSets) {
+      for (const line of readFileSync(join(referenceDir, file), "utf8").split("\n")) {
+        const t = line.split("\t").slice(2).join("\t");
+        expect(vaderTokens(t)).toEqual(originalTokens(t));
+        expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
+        n++;
+      }
+    }
+    expect(n).toBeGreaterThan(7_000);
+  });
+
+  it("no booster word of the package has a lexicon valence (the skipped booster check is a no-op)", () => {
+    const src = readFileSync(
+      join(createRequire(import.meta.url).resolve("vader-sentiment/package.json"), "../src/vaderSentiment.js"),
+      "utf8",
+    );
+    const start = src.indexOf("BOOSTER_DICT = {");
+    const body = src.slice(start, src.indexOf("};", start));
+    const boosters = [...body.matchAll(/^\s*(?:'([^']+)'|([a-z-]+))\s*:/gm)].map((m) => (m[1] ?? m[2]) as string);
+    expect(boosters).toContain("very");
+    expect(boosters.length).toBeGreaterThan(60);
+    const valence = (w: string) =>
+      vader.SentimentIntensityAnalyzer.sentiment_valence(
+        0,
+        { text: w, words_and_emoticons: [w], is_cap_diff: false },
+        w,
+        0,
+        [],
+      );
+    expect(valence("good")[0]).toBeGreaterThan(0);
+    for (const w of boosters) expect([w, valence(w)]).toEqual([w, [0]]);
+  });
+});

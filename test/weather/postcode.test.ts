@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { errorOf } from "../helpers/app.js";
+import { q, type WeatherRig, weatherRig } from "./setup.js";
+
+describe("GET /v1/postcode", () => {
+  // A fresh app (and so an empty cache) per test.
+  let rig: WeatherRig;
+  beforeEach(async () => {
+    rig = await weatherRig();
+  });
+  afterEach(() => rig.close());
+
+  it("resolves a postcode in any case and spacing to its place, with attribution", async () => {
+    const res = await rig.get(`/v1/postcode?postcode=${q("sw1a  2aa")}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown> & { sources: { attribution: string }[] };
+    expect(body).toMatchObject({
+      postcode: "SW1A 2AA",
+      outcode: "SW1A",
+      incode: "2AA",
+      latitude: 51.50354,
+      longitude: -0.127695,
+      eastings: 530047,
+      northings: 179951,
+      district: "Westminster",
+      county: null,
+      ward: "St James's",
+      constituency: "Cities of London and Westminster",
+      region: "London",
+      country: "England",
+    });
+    expect(body.sources[0]?.attribution).toContain("Contains OS data © Crown copyright and database right");
+    expect(rig.postcodes.paths).toEqual(["/postcodes/SW1A%202AA"]);
+  });
+
+  it("answers a place without coordinates with explicit nulls", async () => {
+    const body = (await (await rig.get("/v1/postcode?postcode=GY11AA")).json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ postcode: "GY1 1AA", latitude: null, longitude: null, country: "Channel Islands" });
+  });
+
+  it.each([
+    ["SW1A", "invalid_format"],
+    ["not a postcode", "invalid_format"],
+    ["ZZ9 9ZZ", "unknown"],
+    ["E1W 1UU", "terminated"],
+  ])("%s → 404 not_found, reason %s", async (postcode, reason) => {
+    const res = await rig.get(`/v1/postcode?postcode=${q(postcode)}`);
+    expect(res.status).toBe(404);
+    expect((await errorOf(res)).error).toMatchObject({ code: "not_found", message: "postcode not found", reason });
+  });
+
+  it("checks the terminated list only after the live one says 404", async () => {
+    await rig.get("/v1/postcode?postcode=E1W1UU");
+    expect(rig.postcodes.paths).toEqual(["/postcodes/E1W%201UU", "/terminated_postcodes/E1W%201UU"]);
+  });
+
+  it("caches unknown postcodes (negative cache): a second ask makes no upstream call", async () => {
+    const first = await rig.get("/v1/postcode?postcode=ZZ99ZZ");
+    const second = await rig.get("/v1/postcode?postcode=zz9%209zz");
+    expect((await errorOf(first)).error.reason).toBe("unknown");
+    expect((await errorOf(second)).error.reason).toBe("unknown");
+    expect(rig.postcodes.paths).toEqual(["/postcodes/ZZ9%209ZZ", "/terminated_postcodes/ZZ9%209ZZ"]);
+  });
+
+  it("400 invalid_body names the missing parameter", async () => {
+    const res = await rig.get("/v1/postcode");
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).error).toMatchObject({
+      code: "invalid_body",
+      message: 'query parameter "postcode" is required',
+    });
+  });
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    exclude: ["test/resilience/**", "test/browser/**", "node_modules/**"],
+    pool: "forks",
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
