@@ -8,7 +8,7 @@ import { ClusterRateLimiter, MemoryRateLimiter, RedisRateLimiter } from "./adapt
 import { Metrics } from "./adapters/metrics.js";
 import { OpenMeteoForecaster } from "./adapters/open-meteo.js";
 import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
-import { createRedis } from "./adapters/redis.js";
+import { createRedis, untilReady } from "./adapters/redis.js";
 import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
 import type { Config } from "./config.js";
@@ -56,6 +56,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
   await migrate(database.db);
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
+  if (redis) await untilReady(redis, 1000);
   const limiter = redis
     ? new RedisRateLimiter(redis, metrics)
     : cluster.isWorker

@@ -26,3 +26,22 @@ export function createRedis(url: string, logger: Logger): Redis {
   });
   return redis;
 }
+
+/**
+ * Resolves once `redis` is ready, or after `ms` (whichever is first), so a fresh process
+ * starts counting in Redis from its first request instead of falling back while the
+ * connection is still being made. A Redis that is down at start does not block the start.
+ */
+export function untilReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === "ready") return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off("ready", onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    redis.once("ready", onReady);
+  });
+}

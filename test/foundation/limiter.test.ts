@@ -4,7 +4,7 @@ import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryRateLimiter, RedisRateLimiter } from "../../src/adapters/limiter.js";
 import { Metrics } from "../../src/adapters/metrics.js";
-import { createRedis } from "../../src/adapters/redis.js";
+import { createRedis, untilReady } from "../../src/adapters/redis.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
 
@@ -42,6 +42,25 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
   const clients: Redis[] = [];
   afterAll(async () => {
     for (const c of clients) await c.quit();
+  });
+
+  it("a fresh client can be awaited until ready, so a new process counts in Redis from its first request", async () => {
+    const c = createRedis(REDIS_URL as string, logger);
+    clients.push(c);
+    expect(c.status).not.toBe("ready");
+    expect(await untilReady(c, 2000)).toBe(true);
+    expect(c.status).toBe("ready");
+    const metrics = new Metrics();
+    expect((await new RedisRateLimiter(c, metrics).consume(rule(3), "first")).remaining).toBe(2);
+    expect((await metrics.render()).body).not.toMatch(/rate_limiter_fallback_total\{[^}]*\} [1-9]/);
+  });
+
+  it("waiting for an unreachable Redis gives up after the bound instead of blocking the start", async () => {
+    const c = createRedis("redis://127.0.0.1:1", logger);
+    const started = Date.now();
+    expect(await untilReady(c, 300)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2000);
+    c.disconnect();
   });
 
   it("two limiter instances (two app instances) share one count", async () => {
