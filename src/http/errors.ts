@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isConnectionFailure } from "../db/connection-failure.js";
 
 /** The closed set of error codes (spec §7, plus the protocol-level ones PRODUCT.md §2 adds). */
 export const ERROR_STATUS = {
@@ -92,25 +93,6 @@ export function toApiError(err: unknown): ApiError {
     });
   }
   return new ApiError("internal", "Internal error.", { cause: err });
-}
-
-/** Socket errors and PostgreSQL's "cannot serve now" classes (08 connection, 57P admin shutdown, 53300). */
-const CONNECTION_CODES =
-  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08\w{3}|57P0[123]|53300)$/;
-const CONNECTION_MESSAGES =
-  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Query read timeout)$/;
-
-/**
- * A dependency the request needs (the database, in practice) could not be reached: anywhere in
- * the cause chain, a socket error code, a PostgreSQL connection-class SQLSTATE, or pg's own messages.
- */
-export function isConnectionFailure(err: unknown, depth = 0): boolean {
-  if (!(err instanceof Error) || depth > 5) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === "string" && CONNECTION_CODES.test(code)) return true;
-  if (CONNECTION_MESSAGES.test(err.message)) return true;
-  if (err instanceof AggregateError && err.errors.some((e) => isConnectionFailure(e, depth + 1))) return true;
-  return isConnectionFailure(err.cause, depth + 1);
 }
 
 /** The one error renderer. */

@@ -79,6 +79,38 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
   });
 }
 
+describe("EmbeddedKeyStore failures: an outage is `unavailable`, a bug is thrown", () => {
+  it("a database that refuses connections → unavailable (503 unkey_unavailable upstream of here)", async () => {
+    const unreachable = openDatabase({ dataDir: "", databaseUrl: "postgres://almanac@127.0.0.1:1/almanac", logger });
+    try {
+      const store = new EmbeddedKeyStore(unreachable.db, new MemoryRateLimiter());
+      expect(await store.verify("alm_somethingPlausible")).toMatchObject({ kind: "unavailable" });
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it("a programming error is not disguised as an outage: it propagates (and becomes a logged 500)", async () => {
+    const database = openDatabase({ dataDir: tempDir(), logger });
+    await migrate(database.db);
+    try {
+      const broken = {
+        consume: () => Promise.reject(new TypeError("limiter bug")),
+        ready: async () => true,
+        close: async () => {},
+      };
+      const store = new EmbeddedKeyStore(database.db, broken);
+      const created = await store.create({ name: "k", permissions: [], ratelimit: { limit: 5, durationSec: 60 } });
+      await expect(store.verify(created.key)).rejects.toThrow("limiter bug");
+      const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+      const locked = new EmbeddedKeyStore(database.db, { ...broken, consume: () => Promise.reject(busy) });
+      expect(await locked.verify(created.key)).toMatchObject({ kind: "unavailable" });
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 describe("EmbeddedKeyStore on SQLite", () => {
   suite(async () => ({ database: openDatabase({ dataDir: tempDir(), logger }), drop: async () => {} }));
 });

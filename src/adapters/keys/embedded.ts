@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
+import { isConnectionFailure } from "../../db/connection-failure.js";
 import type { DB } from "../../db/schema.js";
 import type {
   CreatedKey,
@@ -33,6 +34,9 @@ export class EmbeddedKeyStore implements KeyStore {
     try {
       return await this.check(key, permission, opts.cost ?? 1);
     } catch (err) {
+      // Only "the database cannot answer now" is an outage; anything else is a bug, thrown so
+      // that it is logged and answered as 500 instead of hiding behind a 503.
+      if (!isConnectionFailure(err)) throw err;
       return { kind: "unavailable", detail: `embedded key store: ${(err as Error).message}` };
     }
   }
