@@ -1,0 +1,109 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { tempDir } from "../helpers/env.js";
+import { freePort } from "../helpers/redis-server.js";
+
+const NGINX = "/usr/sbin/nginx";
+
+export const hasNginx = (() => {
+  try {
+    execFileSync(NGINX, ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * A real nginx running the repository's own `deploy/nginx.conf` (the compose load balancer),
+ * with the compose service names `app1`/`app2` pointed at local ports and the listener on a free
+ * loopback port. Everything nginx writes stays in a private directory.
+ */
+export class Nginx {
+  private constructor(
+    private readonly proc: ChildProcess,
+    readonly port: number,
+    private readonly log: () => string,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(upstreams: { app1: number; app2: number }): Promise<Nginx> {
+    const dir = tempDir("almanac-nginx-");
+    for (const sub of ["body", "proxy", "logs"]) mkdirSync(join(dir, sub));
+    chmodSync(dir, 0o777); // workers run as nobody when the master runs as root
+    for (const sub of ["body", "proxy"]) chmodSync(join(dir, sub), 0o777);
+    const port = await freePort();
+    const site = readFileSync(new URL("../../deploy/nginx.conf", import.meta.url), "utf8")
+      .replace("server app1:8080", `server 127.0.0.1:${upstreams.app1}`)
+      .replace("server app2:8080", `server 127.0.0.1:${upstreams.app2}`)
+      .replace("listen 8080;", `listen 127.0.0.1:${port};`);
+    if (!site.includes(`127.0.0.1:${upstreams.app2}`) || !site.includes(`listen 127.0.0.1:${port}`)) {
+      throw new Error("deploy/nginx.conf no longer has the upstream/listen lines this harness rewrites");
+    }
+    writeFileSync(
+      join(dir, "nginx.conf"),
+      [
+        "daemon off;",
+        "worker_processes 1;",
+        `pid ${join(dir, "nginx.pid")};`,
+        `error_log ${join(dir, "logs", "error.log")} warn;`,
+        "events { worker_connections 256; }",
+        "http {",
+        "  access_log off;",
+        `  client_body_temp_path ${join(dir, "body")};`,
+        `  proxy_temp_path ${join(dir, "proxy")};`,
+        "  fastcgi_temp_path /tmp; uwsgi_temp_path /tmp; scgi_temp_path /tmp;",
+        site,
+        "}",
+      ].join("\n"),
+    );
+    let output = "";
+    const proc = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
+    proc.stdout?.on("data", (d) => {
+      output += d;
+    });
+    proc.stderr?.on("data", (d) => {
+      output += d;
+    });
+    const log = () => {
+      try {
+        return output + readFileSync(join(dir, "logs", "error.log"), "utf8");
+      } catch {
+        return output;
+      }
+    };
+    const deadline = Date.now() + 10_000;
+    while (!(await listening(port))) {
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start:\n${log()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return new Nginx(proc, port, log);
+  }
+
+  output(): string {
+    return this.log();
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    const exited = new Promise((r) => this.proc.once("exit", r));
+    this.proc.kill("SIGQUIT"); // graceful: finish in-flight requests
+    await exited;
+  }
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+}
