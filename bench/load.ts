@@ -1,4 +1,5 @@
 import { connect, type Socket } from "node:net";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import autocannon from "autocannon";
 
 export interface Target {
@@ -15,6 +16,13 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   total: number;
+  /**
+   * Paced runs: p99 of the load generator's own event-loop delay (ms). When it approaches the
+   * server's p99, the figure measures the client, not the server.
+   */
+  clientLagP99?: number;
+  /** measure(): the p99 of every half-load run, in order (the row shows their median). */
+  p99Runs?: number[];
 }
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -22,6 +30,9 @@ export const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 export const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 /** Seconds at the paced rate before the half-load measurement (see measure()). */
 export const SETTLE = Number(process.env.BENCH_SETTLE ?? 5);
+/** Half-load runs per row and seconds per run; the row reports the run with the median p99. */
+export const HALF_RUNS = Number(process.env.BENCH_HALF_RUNS ?? 3);
+export const HALF_DURATION = Number(process.env.BENCH_HALF_DURATION ?? 5);
 
 async function cannon(target: Target, duration: number): Promise<LoadResult> {
   const r = await autocannon({
@@ -50,7 +61,14 @@ export async function measure(target: Target): Promise<{ max: LoadResult; half: 
   // Settle at the paced rate first: straight after saturation the server is still draining its
   // backlog and re-tiering compiled code, and the first seconds measured 10–50× the steady p99.
   await paced(target, rate, SETTLE);
-  const half = await paced(target, rate, DURATION);
+  // Several short runs, reported by their median p99 (and all of them in the notes): on a shared
+  // VM a single stall of the host lands in any one run — the yardstick's own p99 at half load
+  // read 2 ms in one run and 24 ms in the next — and the median keeps one such stall from
+  // deciding the figure. Each run's p99 is still a true p99 from scheduled send to response.
+  const runs: LoadResult[] = [];
+  for (let i = 0; i < HALF_RUNS; i++) runs.push(await paced(target, rate, HALF_DURATION));
+  const sorted = [...runs].sort((a, b) => a.p99 - b.p99);
+  const half = { ...(sorted[Math.floor(sorted.length / 2)] as LoadResult), p99Runs: runs.map((r) => r.p99) };
   return { max, half };
 }
 
@@ -125,6 +143,8 @@ export async function paced(target: Target, rate: number, duration: number): Pro
     ),
   );
   idle.push(...conns);
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
   const start = performance.now();
   // Sub-millisecond pacing: a setImmediate loop (the load generator has a core of its own), so
   // each request leaves within microseconds of its scheduled time instead of waiting for the
@@ -147,9 +167,18 @@ export async function paced(target: Target, rate: number, duration: number): Pro
   while ((queue.length || idle.length < conns.length) && performance.now() < deadline) {
     await new Promise((r) => setTimeout(r, 5));
   }
+  lag.disable();
   for (const c of conns) c.socket.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN) * 100) / 100;
-  return { rps: latencies.length / duration, p50: pct(0.5), p99: pct(0.99), non2xx, errors, total: sent };
+  return {
+    rps: latencies.length / duration,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    non2xx,
+    errors,
+    total: sent,
+    clientLagP99: Math.round(lag.percentile(99) / 1e4) / 100,
+  };
 }

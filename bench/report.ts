@@ -1,5 +1,5 @@
 import { cpus, loadavg } from "node:os";
-import type { LoadResult } from "./load.js";
+import { HALF_DURATION, HALF_RUNS, type LoadResult, SETTLE } from "./load.js";
 
 export interface Row {
   route: string;
@@ -36,6 +36,8 @@ export function table(rows: Row[]): string {
     if (m && r.perRequest) notes.unshift(`${f0(m.rps * r.perRequest)} texts/s`);
     if (m && r.yardRps && r.yardRps !== m.rps) notes.push(`yardstick just before: ${f0(r.yardRps)} req/s`);
     if (m && m.non2xx + m.errors > 0) notes.push(`${m.non2xx} non-2xx, ${m.errors} errors of ${m.total}`);
+    if (r.half?.p99Runs) notes.push(`p99 at ½ max in ${r.half.p99Runs.length} runs: ${r.half.p99Runs.join(", ")} ms`);
+    if (r.half?.clientLagP99 !== undefined) notes.push(`load generator's own loop lag p99 ${r.half.clientLagP99} ms`);
     return `| ${r.route} | ${m ? f0(m.rps) : "skipped"} | ${m ? f2(ratio(r)) : "–"} | ${ms(m?.p50)} | ${ms(m?.p99)} | ${ms(r.half?.p99)} | ${notes.join("; ")} |`;
   });
   return [head, ...lines].join("\n");
@@ -59,5 +61,7 @@ export function machine(pinned: boolean, connections: number, duration: number, 
       (pinned
         ? "servers pinned to core 0, load generator to core 1 (taskset)"
         : "NOT pinned (taskset unavailable): servers and load generator share cores"),
+    `- p99 at ½ max: the paced client (bench/load.ts) at half the row's autocannon rate, ${SETTLE} s to settle, ` +
+      `then ${HALF_RUNS} runs of ${HALF_DURATION} s; the column shows the median run's p99`,
   ].join("\n");
 }
