@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,16 @@ import pg from "pg";
 /** Set by .ci/run (and by a developer who has the services); suites that need them skip otherwise. */
 export const DATABASE_URL = process.env.DATABASE_URL || undefined;
 export const REDIS_URL = process.env.REDIS_URL || undefined;
+
+/** Whether `file args…` runs and exits 0 here (a binary a suite needs is installed). */
+export function canRun(file: string, args: string[]): boolean {
+  try {
+    execFileSync(file, args, { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const tempDir = (prefix = "almanac-test-"): string => mkdtempSync(join(tmpdir(), prefix));
 

@@ -1,14 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { canRun } from "./env.js";
 
-export const hasRedisServer = (() => {
-  try {
-    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const hasRedisServer = canRun("redis-server", ["--version"]);
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {

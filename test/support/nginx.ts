@@ -1,20 +1,13 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { tempDir } from "../helpers/env.js";
+import { canRun, tempDir } from "../helpers/env.js";
 import { freePort } from "../helpers/redis-server.js";
 
 const NGINX = "/usr/sbin/nginx";
 
-export const hasNginx = (() => {
-  try {
-    execFileSync(NGINX, ["-v"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const hasNginx = canRun(NGINX, ["-v"]);
 
 /**
  * A real nginx running the repository's own `deploy/nginx.conf` (the compose load balancer),
@@ -25,7 +18,6 @@ export class Nginx {
   private constructor(
     private readonly proc: ChildProcess,
     readonly port: number,
-    private readonly log: () => string,
   ) {}
 
   get url(): string {
@@ -38,12 +30,15 @@ export class Nginx {
     chmodSync(dir, 0o777); // workers run as nobody when the master runs as root
     for (const sub of ["body", "proxy"]) chmodSync(join(dir, sub), 0o777);
     const port = await freePort();
-    const site = readFileSync(new URL("../../deploy/nginx.conf", import.meta.url), "utf8")
-      .replace("server app1:8080", `server 127.0.0.1:${upstreams.app1}`)
-      .replace("server app2:8080", `server 127.0.0.1:${upstreams.app2}`)
-      .replace("listen 8080;", `listen 127.0.0.1:${port};`);
-    if (!site.includes(`127.0.0.1:${upstreams.app2}`) || !site.includes(`listen 127.0.0.1:${port}`)) {
-      throw new Error("deploy/nginx.conf no longer has the upstream/listen lines this harness rewrites");
+    let site = readFileSync(new URL("../../deploy/nginx.conf", import.meta.url), "utf8");
+    const rewrites: [string, string][] = [
+      ["server app1:8080", `server 127.0.0.1:${upstreams.app1}`],
+      ["server app2:8080", `server 127.0.0.1:${upstreams.app2}`],
+      ["listen 8080;", `listen 127.0.0.1:${port};`],
+    ];
+    for (const [from, to] of rewrites) {
+      if (!site.includes(from)) throw new Error(`deploy/nginx.conf has no "${from}" for this harness to rewrite`);
+      site = site.replace(from, to);
     }
     writeFileSync(
       join(dir, "nginx.conf"),
@@ -82,11 +77,7 @@ export class Nginx {
       if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start:\n${log()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return new Nginx(proc, port, log);
-  }
-
-  output(): string {
-    return this.log();
+    return new Nginx(proc, port);
   }
 
   async stop(): Promise<void> {
