@@ -41,7 +41,7 @@ describe("GET /v1/postcode", () => {
   it.each([
     ["SW1A", "invalid_format"],
     ["not a postcode", "invalid_format"],
-    ["ZZ9 9ZZ", "unknown"],
+    ["ZE9 9ZZ", "unknown"],
     ["E1W 1UU", "terminated"],
   ])("%s → 404 not_found, reason %s", async (postcode, reason) => {
     const res = await rig.get(`/v1/postcode?postcode=${q(postcode)}`);
@@ -55,11 +55,11 @@ describe("GET /v1/postcode", () => {
   });
 
   it("caches unknown postcodes (negative cache): a second ask makes no upstream call", async () => {
-    const first = await rig.get("/v1/postcode?postcode=ZZ99ZZ");
-    const second = await rig.get("/v1/postcode?postcode=zz9%209zz");
+    const first = await rig.get("/v1/postcode?postcode=ZE99ZZ");
+    const second = await rig.get("/v1/postcode?postcode=ze9%209zz");
     expect((await errorOf(first)).error.reason).toBe("unknown");
     expect((await errorOf(second)).error.reason).toBe("unknown");
-    expect(rig.postcodes.paths).toEqual(["/postcodes/ZZ9%209ZZ", "/terminated_postcodes/ZZ9%209ZZ"]);
+    expect(rig.postcodes.paths).toEqual(["/postcodes/ZE9%209ZZ", "/terminated_postcodes/ZE9%209ZZ"]);
   });
 
   it("400 invalid_body names the missing parameter", async () => {

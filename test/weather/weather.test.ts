@@ -130,7 +130,7 @@ describe("GET /v1/weather", () => {
   it.each([
     ["SW1A 2A", "invalid_format"],
     ["12345", "invalid_format"],
-    ["ZZ9 9ZZ", "unknown"],
+    ["ZE9 9ZZ", "unknown"],
     ["E1W 1UU", "terminated"],
     ["GY1 1AA", "no_location"],
   ])("%s → 404 not_found, reason %s", async (postcode, reason) => {

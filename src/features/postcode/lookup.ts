@@ -1,9 +1,9 @@
-import { isValid, toNormalised } from "postcode";
 import { CachedLoader } from "../../adapters/cache.js";
 import { ApiError } from "../../http/errors.js";
 import type { Cache } from "../../ports/cache.js";
 import type { Place, PostcodeResolver, Resolution } from "../../ports/postcode-resolver.js";
 import { UpstreamError } from "../../ports/upstream-error.js";
+import { normalisePostcode } from "./format.js";
 import { RESOLVER_FAILED } from "./schema.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -11,16 +11,6 @@ export const PLACE_TTL_MS = 7 * DAY_MS;
 export const UNKNOWN_TTL_MS = 60 * 60 * 1000;
 
 export type NotFoundReason = "invalid_format" | "unknown" | "terminated" | "no_location";
-
-/** Longest input worth looking at: a full postcode is at most 8 characters plus spacing. */
-const MAX_INPUT = 16;
-
-/** `SW1A 2AA` for any spacing or case of a well-formed UK postcode, else null. */
-export function normalisePostcode(input: string): string | null {
-  const trimmed = input.trim();
-  if (trimmed.length > MAX_INPUT || !isValid(trimmed)) return null;
-  return toNormalised(trimmed);
-}
 
 /** The spec's 404 for a postcode (§4 GET rule 3), with the reason telling which case. */
 export function postcodeNotFound(reason: NotFoundReason, details?: Record<string, unknown>): ApiError {
