@@ -4,8 +4,27 @@ import { DateTime } from "luxon";
 
 export type HolidayType = HolidaysTypes.HolidayType;
 
-/** Holiday types on which offices are closed (date-holidays: "bank: banks and offices are closed"). */
-const DAY_OFF_TYPES: ReadonlySet<HolidayType> = new Set(["public", "bank"]);
+/**
+ * One-off holidays proclaimed after the date-holidays data was published, by country and
+ * region (`*`: every region). Each one names its source.
+ */
+const ONE_OFF: readonly { country: string; region: string; date: string; name: string; source: string }[] = [
+  {
+    country: "GB",
+    region: "SCT",
+    date: "2026-06-15",
+    name: "Additional bank holiday (FIFA World Cup)",
+    source: "Scottish Government, proclaimed by the King under the Banking and Financial Dealings Act 1971",
+  },
+];
+
+/**
+ * Region names people use that are not ISO 3166-2 codes or the data's own names: gov.uk's
+ * bank-holiday divisions. England and Wales share one calendar; ENG stands for both.
+ */
+const REGION_ALIASES: Readonly<Record<string, Record<string, string>>> = {
+  GB: { "ENGLAND-AND-WALES": "ENG", "ENGLAND-WALES": "ENG" },
+};
 const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 
 export interface Place {
@@ -24,7 +43,9 @@ export interface Holiday {
   local_name: string;
   type: HolidayType;
   substitute: boolean;
-  /** A full day on which offices close (public or bank holiday, not a half day). */
+  /** Local time the holiday starts when it is only part of a day (e.g. "14:00"), else null. */
+  starts_at: string | null;
+  /** A full-day public holiday: closed by law, not a working day. Bank-only and half days are not. */
   day_off: boolean;
 }
 
@@ -75,7 +96,7 @@ export class Calendar {
     return english.map((h, i) => {
       const date = h.date.slice(0, 10);
       const fullDays = Math.round((h.end.getTime() - h.start.getTime()) / 86_400_000);
-      const startsAtMidnight = h.date.slice(11, 19) === "00:00:00";
+      const startsAt = h.date.slice(11, 16);
       const last = DateTime.fromISO(date).plus({ days: Math.max(1, fullDays) - 1 });
       return {
         date,
@@ -84,7 +105,8 @@ export class Calendar {
         local_name: local[i]?.rule === h.rule ? (local[i]?.name ?? h.name) : h.name,
         type: h.type,
         substitute: h.substitute === true,
-        day_off: DAY_OFF_TYPES.has(h.type) && startsAtMidnight && fullDays >= 1,
+        starts_at: startsAt === "00:00" ? null : startsAt,
+        day_off: h.type === "public" && startsAt === "00:00" && fullDays >= 1,
       };
     });
   }
@@ -153,9 +175,10 @@ export class HolidayCalendars {
     }
     let region: Place["region"] = null;
     if (regionCode !== undefined) {
-      const code = regionCode.toUpperCase().replace(new RegExp(`^${country}-`), "");
-      const name = this.registry.getStates(country, "en")?.[code];
-      if (!name) {
+      const states = this.registry.getStates(country, "en") ?? {};
+      const code = regionOf(country, regionCode, states);
+      const name = code === undefined ? undefined : states[code];
+      if (code === undefined || !name) {
         return { ok: false, missing: "region", message: `No region "${regionCode}" in country ${country}.` };
       }
       region = { code, name };
@@ -166,7 +189,12 @@ export class HolidayCalendars {
       const make = (opts: HolidaysTypes.Options) =>
         region ? new Holidays(country, region.code, opts) : new Holidays(country, opts);
       const local = make({});
-      calendar = new Calendar(make({ languages: ["en"] }), local, local.getTimezones()[0] ?? "UTC", country);
+      const english = make({ languages: ["en"] });
+      for (const h of ONE_OFF) {
+        if (h.country !== country || (h.region !== "*" && h.region !== region?.code)) continue;
+        for (const hd of [english, local]) hd.setHoliday(h.date, { name: { en: h.name }, type: "public" });
+      }
+      calendar = new Calendar(english, local, local.getTimezones()[0] ?? "UTC", country);
       this.calendars.set(key, calendar);
     }
     const weekend = calendar.weekend.map((d) => WEEKDAYS[d - 1] as string);
@@ -176,4 +204,20 @@ export class HolidayCalendars {
       place: { country: { code: country, name: countryName }, region, timezone: calendar.timezone, weekend },
     };
   }
+}
+
+/**
+ * A region's code from what a caller wrote: `SCT`, `GB-SCT`, the region's name in any case with
+ * hyphens or spaces (`scotland`, `northern-ireland`), or an alias such as `england-and-wales`.
+ */
+function regionOf(country: string, input: string, states: Record<string, string>): string | undefined {
+  const upper = input
+    .trim()
+    .toUpperCase()
+    .replace(new RegExp(`^${country}-`), "");
+  if (upper in states) return upper;
+  const alias = REGION_ALIASES[country]?.[upper];
+  if (alias) return alias;
+  const wanted = upper.replace(/[\s_-]+/g, " ");
+  return Object.keys(states).find((code) => states[code]?.toUpperCase().replace(/[\s_-]+/g, " ") === wanted);
 }

@@ -28,7 +28,7 @@ describe("GET /v1/holidays", () => {
     expect(body.region).toEqual({ code: "ENG", name: "England" });
     expect(body.timezone).toBe("Europe/London");
     expect(body.weekend).toEqual(["saturday", "sunday"]);
-    expect(body.types).toEqual(["public", "bank"]);
+    expect(body.types).toEqual(["public"]);
     expect(body.holidays.map((h: Holiday) => h.date)).toEqual([
       "2024-01-01",
       "2024-03-29",
@@ -46,6 +46,7 @@ describe("GET /v1/holidays", () => {
       local_name: "New Year's Day",
       type: "public",
       substitute: false,
+      starts_at: null,
       day_off: true,
     });
   });
@@ -80,8 +81,8 @@ describe("GET /v1/holidays", () => {
       'query parameter "country" is invalid: must be an ISO 3166-1 alpha-2 country code such as GB',
     ],
     [
-      "/v1/holidays?country=GB&region=Eng land",
-      'query parameter "region" is invalid: must be a subdivision code such as ENG or GB-ENG',
+      "/v1/holidays?country=GB&region=Eng%2Fland",
+      'query parameter "region" is invalid: must be a subdivision code such as ENG or GB-ENG, or its name',
     ],
     ["/v1/holidays?country=GB&year=1899", 'query parameter "year" is invalid: must be between 1900 and 2199'],
     ["/v1/holidays?country=GB&year=twenty", 'query parameter "year" is invalid: must be a whole number'],
@@ -93,6 +94,56 @@ describe("GET /v1/holidays", () => {
     const res = await t.app.request(path);
     expect(res.status).toBe(400);
     expect((await errorOf(res)).error).toMatchObject({ code: "invalid_body", message });
+  });
+
+  it("Scotland's one-off bank holiday of Monday 15 June 2026 is listed and is not a working day", async () => {
+    const { body } = await get("/v1/holidays?country=GB&region=SCT&year=2026");
+    expect(body.holidays.find((h: Holiday) => h.date === "2026-06-15")).toMatchObject({
+      type: "public",
+      day_off: true,
+      name: "Additional bank holiday (FIFA World Cup)",
+    });
+    const day = await get("/v1/holidays/working-days?country=GB&region=scotland&date=2026-06-15");
+    expect(day.body.is_working_day).toBe(false);
+    // Working-day arithmetic steps over it: Friday 12 June + 1 is Tuesday 16 June in Scotland...
+    const next = await get("/v1/holidays/working-days?country=GB&region=SCT&date=2026-06-12&add=1");
+    expect(next.body.result).toBe("2026-06-16");
+    // ...and Monday 15 June in England, which does not have it.
+    const eng = await get("/v1/holidays/working-days?country=GB&region=ENG&date=2026-06-12&add=1");
+    expect(eng.body.result).toBe("2026-06-15");
+    // Only that year.
+    const later = await get("/v1/holidays?country=GB&region=SCT&year=2027");
+    expect(later.body.holidays.map((h: Holiday) => h.date)).not.toContain("2027-06-15");
+  });
+
+  it("bank-only and part-day holidays are not listed by default and are never days off", async () => {
+    const de = await get("/v1/holidays?country=DE&year=2026");
+    expect(de.body.holidays.map((h: Holiday) => h.date)).not.toContain("2026-12-24");
+    const all = await get("/v1/holidays?country=DE&year=2026&types=public,bank");
+    expect(all.body.holidays.find((h: Holiday) => h.date === "2026-12-24")).toMatchObject({
+      type: "bank",
+      starts_at: "14:00",
+      day_off: false,
+    });
+    const eve = await get("/v1/holidays/working-days?country=DE&date=2026-12-24");
+    expect(eve.body.is_working_day).toBe(true);
+    // New South Wales' Bank Holiday (first Monday of August): banks close, everyone else works.
+    const nsw = await get("/v1/holidays?country=AU&region=NSW&year=2026&types=bank");
+    expect(nsw.body.holidays).toEqual([expect.objectContaining({ date: "2026-08-03", type: "bank", day_off: false })]);
+    const day = await get("/v1/holidays/working-days?country=AU&region=NSW&date=2026-08-03");
+    expect(day.body.is_working_day).toBe(true);
+  });
+
+  it.each([
+    ["england-and-wales", "ENG"],
+    ["scotland", "SCT"],
+    ["Northern-Ireland", "NIR"],
+    ["northern ireland", "NIR"],
+    ["GB-WLS", "WLS"],
+  ])("region %j is accepted as %s", async (alias, code) => {
+    const { res, body } = await get(`/v1/holidays?country=GB&region=${encodeURIComponent(alias)}&year=2024`);
+    expect(res.status).toBe(200);
+    expect(body.region?.code).toBe(code);
   });
 
   it.each([

@@ -16,6 +16,7 @@ const christmas = {
   local_name: "Christmas Day",
   type: "public" as const,
   substitute: false,
+  starts_at: null,
   day_off: true,
 };
 
@@ -31,7 +32,7 @@ const listRoute = createRoute({
   summary: "Public holidays of a country (and region) in a year",
   description:
     "Offline data from date-holidays (about 200 countries and their regions). Names in English where " +
-    "available, with the local name. `day_off` marks full public and bank holidays.",
+    "available, with the local name. `day_off` marks full-day public holidays; bank-only and part-day holidays are listed with `types=bank` and are working days.",
   request: { query: HolidaysQuery },
   responses: {
     200: {
@@ -46,7 +47,7 @@ const listRoute = createRoute({
             timezone: "Europe/London",
             weekend: ["saturday", "sunday"],
             year: 2024,
-            types: ["public", "bank"],
+            types: ["public"],
             holidays: [
               { ...christmas },
               {
@@ -127,7 +128,7 @@ export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: AppDeps): void 
     const query = c.req.valid("query");
     const { place, calendar } = await find(query.country, query.region);
     const year = query.year ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).year;
-    const types = query.types ?? ["public", "bank"];
+    const types = query.types ?? ["public"];
     const holidays = calendar.holidays(year).filter((h) => types.includes(h.type));
     return c.json({ ...place, year, types, holidays }, 200);
   });

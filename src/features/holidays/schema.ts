@@ -15,12 +15,15 @@ const country = z
 const region = z
   .string()
   .trim()
-  .regex(/^([A-Za-z]{2}-)?[A-Za-z0-9]{1,4}$/, "must be a subdivision code such as ENG or GB-ENG")
+  .regex(/^[A-Za-z0-9][A-Za-z0-9 _-]{0,39}$/, "must be a subdivision code such as ENG or GB-ENG, or its name")
   .optional()
   .openapi({
     ...q("region"),
     example: "ENG",
-    description: "Subdivision (ISO 3166-2 suffix, e.g. `ENG`, `BY`, `CA`), with or without the country prefix.",
+    description:
+      "Subdivision: ISO 3166-2 suffix (`ENG`, `BY`, `CA`) with or without the country prefix, or its name " +
+      "in any case with hyphens for spaces (`scotland`, `northern-ireland`); for GB also gov.uk's " +
+      "`england-and-wales` (= `ENG`).",
   });
 
 const types = z
@@ -34,7 +37,9 @@ const types = z
   .openapi({
     ...q("types"),
     example: "public,bank",
-    description: "Holiday types to list (default `public,bank`: the days offices close).",
+    description:
+      "Holiday types to list (default `public`). `bank`: banks (and in some countries offices) close but it is " +
+      "not a public holiday, e.g. Germany's 24 and 31 December afternoons, New South Wales' Bank Holiday.",
   });
 
 export const HolidaysQuery = z.object({
@@ -76,9 +81,19 @@ export const HolidaySchema = z
     end_date: z.string().openapi({ example: "2024-12-25", description: "Last day, inclusive." }),
     name: z.string().openapi({ example: "Christmas Day", description: "English where the data has it." }),
     local_name: z.string().openapi({ example: "Christmas Day", description: "In the country's first language." }),
-    type: z.enum(HOLIDAY_TYPES),
+    type: z.enum(HOLIDAY_TYPES).openapi({
+      description:
+        "`public`: a public holiday by law; `bank`: banks close, not a public holiday; `optional`: taken by " +
+        "choice (e.g. by religion); `school`: schools close; `observance`: marked, nobody is off.",
+    }),
     substitute: z.boolean().openapi({ description: "A substitute day for a holiday falling on a weekend." }),
-    day_off: z.boolean().openapi({ description: "A full public or bank holiday: not a working day." }),
+    starts_at: z.string().nullable().openapi({
+      example: null,
+      description: "Local time a part-day holiday starts (e.g. `14:00` on Germany's Christmas Eve); null: all day.",
+    }),
+    day_off: z
+      .boolean()
+      .openapi({ description: "A full-day public holiday: not a working day. False for bank-only and part days." }),
   })
   .openapi("Holiday");
 
