@@ -4,16 +4,14 @@ import {
   GeoMoon,
   Illumination,
   KM_PER_AU,
-  MoonPhase,
   type MoonQuarter,
-  NextMoonQuarter,
   Observer,
   SearchHourAngle,
-  SearchMoonQuarter,
   SearchRiseSet,
 } from "astronomy-engine";
 import { LRUCache } from "lru-cache";
 import { isoInZone, type LocalDay, round, TimeZones } from "../shared/geo-time.js";
+import { apparentPhaseLongitude, nextQuarter, searchQuarter } from "./phase.js";
 
 const DAY_MS = 86_400_000;
 
@@ -99,10 +97,10 @@ class PhaseTable {
     let quarters = this.lunations.get(k);
     if (!quarters) {
       // The true new moon is within a day of the mean one; 3 days back is after the last quarter.
-      let q = SearchMoonQuarter(new Date(REFERENCE_NEW_MOON_MS + (k * SYNODIC_DAYS - 3) * DAY_MS));
-      while (q.quarter !== 0) q = NextMoonQuarter(q);
+      let q = searchQuarter(new Date(REFERENCE_NEW_MOON_MS + (k * SYNODIC_DAYS - 3) * DAY_MS));
+      while (q.quarter !== 0) q = nextQuarter(q);
       quarters = [q];
-      while (quarters.length < 4) quarters.push(NextMoonQuarter(quarters[quarters.length - 1] as MoonQuarter));
+      while (quarters.length < 4) quarters.push(nextQuarter(quarters[quarters.length - 1] as MoonQuarter));
       this.lunations.set(k, quarters);
     }
     return quarters;
@@ -197,7 +195,7 @@ export class MoonCalculator {
     let found = this.instants.get(at.getTime());
     if (!found) {
       found = {
-        longitude: MoonPhase(at),
+        longitude: apparentPhaseLongitude(at),
         fraction: Illumination(Body.Moon, at).phase_fraction,
         elongation: AngleFromSun(Body.Moon, at),
         distance: GeoMoon(at).Length(),
