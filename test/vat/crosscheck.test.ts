@@ -75,6 +75,41 @@ const ALLOWED: {
       "Finland lowers the 14 % rate to 13.5 % from 2026-01-01 (2026 budget); the ibericode snapshot predates it. Our period note says the act was not checked against Finlex.",
   },
   {
+    country: "CY",
+    from: "2023-07-21",
+    field: "super_reduced",
+    ours: 3,
+    theirs: null,
+    reason:
+      "Cyprus added a 3 % super-reduced rate (books, newspapers, pharmaceuticals…) on 2023-07-21, listed in the EC's 2024 table; the ibericode snapshot does not have it.",
+  },
+  {
+    country: "MT",
+    from: "2024-01-01",
+    field: "reduced",
+    ours: "12/7/5",
+    theirs: "7/5",
+    reason:
+      "Malta's 12 % rate (fund management, credit services, safe-keeping) is in the EC's 2024 table; ibericode omits it.",
+  },
+  {
+    country: "LT",
+    from: "2026-01-01",
+    field: "reduced",
+    ours: "12/5",
+    theirs: "9/5",
+    reason:
+      "Lithuania's 2025 reform abolishes the 9 % rate and adds 12 % from 2026-01-01; the ibericode snapshot (2025-08) predates it.",
+  },
+  {
+    country: "AT",
+    from: "2026-07-01",
+    field: "super_reduced",
+    ours: 4.9,
+    theirs: null,
+    reason: "Austria's 4.9 % rate on basic foods from 2026-07-01 postdates the ibericode snapshot (2025-08).",
+  },
+  {
     country: "PT",
     from: "2021-07-01",
     field: "exception:azores",

@@ -57,7 +57,7 @@ export const VAT_EXAMPLE: VatResponseBody = {
       note: "Outside the EU VAT area; Swiss VAT applies (see CH).",
     },
   ],
-  last_verified: "2026-11-21",
+  last_verified: "2026-11-22",
   coverage_from: "2019-01-01",
   vat_number: {
     normalized: "DE136695976",
