@@ -1,0 +1,30 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { loadVatDataset } from "../features/vat/dataset.js";
+import { checkAgainstTedb } from "../features/vat/tedb.js";
+
+/** `almanac data …`: checks of the bundled datasets against outside references. */
+export function registerDataCommands(program: Command): void {
+  const data = program.command("data").description("check the bundled datasets against outside references");
+  data
+    .command("check")
+    .description("diff the VAT dataset against a TEDB export (CSV); exit 1 when they differ")
+    .requiredOption("--tedb <file>", "CSV exported from the EC's Taxes in Europe Database (see docs/facts.md)")
+    .option("--json", "print the result as JSON")
+    .action((opts: { tedb: string; json?: boolean }) => {
+      const result = checkAgainstTedb(loadVatDataset(), readFileSync(opts.tedb, "utf8"));
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } else {
+        const fmt = (xs: number[]) => (xs.length ? xs.join("/") : "—");
+        for (const d of result.differences) {
+          process.stdout.write(`${d.country} ${d.date} ${d.kind}: ours ${fmt(d.ours)}, TEDB ${fmt(d.tedb)}\n`);
+        }
+        for (const s of result.skipped) process.stderr.write(`skipped ${s}\n`);
+        process.stdout.write(
+          `${result.compared} country-dates compared, ${result.differences.length} differences, ${result.skipped.length} skipped\n`,
+        );
+      }
+      process.exitCode = result.differences.length > 0 ? 1 : 0;
+    });
+}
