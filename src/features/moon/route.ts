@@ -27,9 +27,9 @@ const EXAMPLE: MoonResponseBody = {
   age_days: 14,
   distance_km: 400394,
   previous_phase: { key: "first_quarter", name: "First Quarter", time: "2024-01-18T03:53:12+00:00" },
-  next_phase: { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:43+00:00" },
+  next_phase: { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:00+00:00" },
   upcoming_phases: [
-    { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:43+00:00" },
+    { key: "full_moon", name: "Full Moon", time: "2024-01-25T17:54:00+00:00" },
     { key: "last_quarter", name: "Last Quarter", time: "2024-02-02T23:18:41+00:00" },
   ],
   events: {

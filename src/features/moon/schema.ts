@@ -36,7 +36,7 @@ const PhaseInstant = z
   .object({
     key: z.enum(["new_moon", "first_quarter", "full_moon", "last_quarter"]),
     name: z.string().openapi({ example: "Full Moon" }),
-    time: instant("2024-01-25T17:54:43+00:00"),
+    time: instant("2024-01-25T17:54:00+00:00"),
   })
   .openapi("MoonPhaseInstant");
 

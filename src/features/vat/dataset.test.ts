@@ -98,3 +98,12 @@ describe("VAT dataset", () => {
     expect(() => loadVatDataset(structuredClone(raw))).not.toThrow();
   });
 });
+
+it("a period from 2023 on must name its own legal basis, not only the generic EC table", () => {
+  const data = structuredClone(loadVatDataset()) as unknown as {
+    countries: Record<string, { periods: { source: Record<string, string> }[] }>;
+  };
+  const last = data.countries.CY?.periods.at(-1);
+  if (last) last.source = { ref: "EC" };
+  expect(() => loadVatDataset(data)).toThrow(/CY period 2023-07-21: source needs a name/);
+});

@@ -51,6 +51,9 @@ const DatasetSchema = z.object({
   countries: z.record(z.string().regex(/^[A-Z]{2}$/), CountrySchema),
 });
 
+/** Periods starting on or after this date must name their own legal basis, not only a generic table. */
+const NAMED_SOURCE_FROM = "2023-01-01";
+
 export type VatDataset = z.infer<typeof DatasetSchema>;
 export type VatCountry = z.infer<typeof CountrySchema>;
 export type VatPeriod = z.infer<typeof PeriodSchema>;
@@ -68,6 +71,7 @@ export function loadVatDataset(input: unknown = raw): VatDataset {
       const where = `${code} period ${p.effective_from}`;
       if (p.source.ref !== undefined && !data.sources[p.source.ref]) throw new Error(`${where}: unknown source ref`);
       if (p.effective_to !== undefined && p.effective_to < p.effective_from) throw new Error(`${where}: ends first`);
+      if (p.effective_from >= NAMED_SOURCE_FROM && !p.source.name) throw new Error(`${where}: source needs a name`);
       const next = country.periods[i + 1];
       if (!next) return;
       if (p.effective_to === undefined) throw new Error(`${where}: only the last period may be open-ended`);
