@@ -5,7 +5,7 @@ import { type Config, ConfigError, parseConfig } from "../config.js";
 import { openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { registerContactCommands } from "../features/contact/cli.js";
-import { registerKeysCommands } from "./keys.js";
+import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 
 loadDotenv({ quiet: true });
 
@@ -57,5 +57,6 @@ program
 // Later slices register their commands (keys, contact) here.
 registerContactCommands(program, loadConfig);
 registerKeysCommands(program, loadConfig);
+registerPlansCommands(program, loadConfig);
 
 await program.parseAsync(process.argv);
