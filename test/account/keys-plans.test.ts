@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorOf, expectRateLimited } from "../helpers/app.js";
+import { DATABASE_URL } from "../helpers/env.js";
 import type { FormAgent } from "../support/form-agent.js";
 import { accountApp, accountPage } from "./support.js";
 
@@ -163,5 +164,22 @@ describe("keys under plans on the account page (embedded store)", () => {
     expect(days).toBeLessThan(7.1);
     const bad = await create(agent, { name: "x", expires: "forever" });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe.skipIf(!DATABASE_URL)("key caps on PostgreSQL", () => {
+  const acct = accountApp(PUBLIC_URL, { postgres: true });
+
+  it("concurrent creations never pass the cap (row lock), and a duplicate name is refused", async () => {
+    const agent = await acct.signIn("pg-race@example.test");
+    const { csrf } = await accountPage(agent);
+    const results = await Promise.all(
+      ["a", "b", "c", "d", "e", "a"].map((name) =>
+        agent.post("/account/keys", { name, csrf, permission: "vibe.classify" }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 303)).toHaveLength(2);
+    expect(results.every((r) => r.status === 303 || r.status === 409)).toBe(true);
+    expect(keyIdsOf((await accountPage(agent)).html)).toHaveLength(2);
   });
 });

@@ -4,7 +4,7 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
-import { authHeaders, field, seeOther } from "./http.js";
+import { authHeaders, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { configuredProviders } from "./providers.js";
 import { type AccountContext, requireSameOrigin } from "./route.js";
