@@ -14,7 +14,9 @@ const keyIdsOf = (html: string) =>
 async function create(agent: FormAgent, form: Record<string, string>) {
   const { csrf } = await accountPage(agent);
   const fields = Object.fromEntries(
-    Object.entries({ csrf, permission: "vibe.classify", ...form }).filter(([, v]) => v !== "-"),
+    Object.entries({ csrf, permissions_offered: "1", permission: "vibe.classify", ...form }).filter(
+      ([, v]) => v !== "-",
+    ),
   );
   return agent.post("/account/keys", fields);
 }

@@ -42,7 +42,10 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     }
     const expiry = EXPIRY_CHOICES.find((e) => e.value === (field(body, "expires") || "never"));
     if (!expiry) throw new ApiError("invalid_body", "Choose an expiry from the list.");
-    const wanted = ([] as unknown[]).concat(body.permission ?? body["permission[]"] ?? []);
+    // The form marks that it offered the boxes: unticked then means "no permission" (a lookups-only
+    // key); a form without the marker gets the default permission.
+    const offered = field(body, "permissions_offered") === "1";
+    const wanted = offered ? ([] as unknown[]).concat(body.permission ?? []) : [deps.config.KEY_PERMISSION];
     const allowed = [deps.config.KEY_PERMISSION];
     if (wanted.some((p) => typeof p !== "string" || !allowed.includes(p))) {
       throw new ApiError("invalid_body", `Unknown permission: choose from ${allowed.join(", ")}.`);

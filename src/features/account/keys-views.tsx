@@ -158,6 +158,7 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Plan; 
         </select>
         <fieldset>
           <legend>Permissions</legend>
+          <input type="hidden" name="permissions_offered" value="1" />
           <label class="check">
             <input type="checkbox" name="permission" value={v.permission} checked /> Classify texts (
             <code>{v.permission}</code>)
