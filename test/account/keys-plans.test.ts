@@ -58,6 +58,18 @@ describe("keys under plans on the account page (embedded store)", () => {
     expect(keyIdsOf(reload.html)).toHaveLength(1);
   });
 
+  it("the flash cookie only opens for the session that made the key", async () => {
+    const agent = await acct.signIn("flash-a@example.test");
+    const res = await create(agent, { name: "flash" });
+    const cookie = agent.cookie("almanac.key_flash") ?? "";
+    expect(cookie).not.toBe("");
+    const other = await acct.signIn("flash-b@example.test");
+    other.setCookie("almanac.key_flash", cookie);
+    const page = await accountPage(other);
+    expect(page.html).not.toContain('id="new-key"');
+    expect(newKeyOf(await (await agent.follow(res, "/account/keys")).res.text())).toMatch(/^alm_/);
+  });
+
   it("a new key gets the free plan: 100 uses, 10 calls a minute; classify and keyed GETs spend it", async () => {
     const agent = await acct.signIn("free@example.test");
     const key = await createKey(agent, { name: "free key" });
