@@ -1,8 +1,10 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "./deps.js";
 import { registerAccount } from "./features/account/route.js";
+import { registerBillingWebhook } from "./features/billing/webhook.js";
 import { registerContact } from "./features/contact/route.js";
 import { registerHolidays } from "./features/holidays/route.js";
+import { registerUsage } from "./features/keys/usage-route.js";
 import { registerMoon } from "./features/moon/route.js";
 import { registerDocs } from "./features/ops/docs.js";
 import { registerOps } from "./features/ops/route.js";
@@ -44,7 +46,8 @@ export function createApp(deps: AppDeps): App {
       limiter: deps.limiter,
       hourlyLimit: deps.config.DEMO_HOURLY_LIMIT,
       keys: deps.keys,
-      exempt: ["/v1/openapi.json"],
+      // /v1/usage verifies its own key without spending a use.
+      exempt: ["/v1/openapi.json", "/v1/usage"],
     }),
   );
   // Feature routes register here.
@@ -58,6 +61,8 @@ export function createApp(deps: AppDeps): App {
   registerAccount(app, deps);
   registerContact(app, deps);
   registerVibe(app, deps);
+  registerUsage(app, deps);
+  registerBillingWebhook(app, deps);
 
   app.doc31("/v1/openapi.json", {
     openapi: "3.1.0",

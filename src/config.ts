@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   UNKEY_API_ID: optional(z.string().min(1)),
   UNKEY_BASE_URL: optional(httpUrl).default("https://api.unkey.com"),
   UNKEY_TIMEOUT_MS: optional(int(50, 30_000)).default(1500),
+  STRIPE_WEBHOOK_SECRET: optional(z.string().min(1)),
   CLASSIFIER_URL: optional(httpUrl),
   CLASSIFIER_TOKEN: optional(z.string().min(1)),
   MAIL_URL: optional(url(["smtp", "smtps"])),

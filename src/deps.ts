@@ -15,6 +15,9 @@ import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { IdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
+import { AccountKeys } from "./features/keys/account-keys.js";
+import { CountingKeyStore } from "./features/keys/counting-store.js";
+import { UsageCounter } from "./features/keys/usage.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
@@ -36,6 +39,10 @@ export interface AppDeps {
   now: () => Date;
   /** API keys: the embedded store, or Unkey when UNKEY_ROOT_KEY is set. */
   keys: KeyStore;
+  /** Charged calls per key per hour (account page, GET /v1/usage). */
+  usage: UsageCounter;
+  /** Self-service keys under plans (caps, rolls with grace, plan grants). */
+  accountKeys: AccountKeys;
   /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
   classifier: Classifier;
   /** The SMTP mail lane; undefined when MAIL_URL is unset. */
@@ -63,6 +70,10 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
       ? new ClusterRateLimiter()
       : new MemoryRateLimiter();
   const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, metrics };
+  const usage = new UsageCounter(database.db, {
+    onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
+  });
+  const keys = new CountingKeyStore(createKeyStore(config, database, limiter), usage);
   return {
     config,
     logger,
@@ -78,7 +89,9 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     forecaster: new OpenMeteoForecaster({ ...upstream, baseUrl: config.OPEN_METEO_BASE_URL }),
     vatRegistry: createVatRegistry(config, metrics),
     now: () => new Date(),
-    keys: createKeyStore(config, database, limiter),
+    keys,
+    usage,
+    accountKeys: new AccountKeys(keys, database.db, usage),
     classifier: createClassifier(config),
     mail: config.MAIL_URL
       ? createSmtpMailLane({ url: config.MAIL_URL, from: config.MAIL_FROM, timeoutMs: config.MAIL_TIMEOUT_MS, logger })
@@ -88,6 +101,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
 
 /** Releases what buildDeps opened. */
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.usage.close().catch(() => undefined);
   await deps.limiter.close();
   await deps.mail?.close();
   if (deps.redis) await deps.redis.quit().catch(() => deps.redis?.disconnect());

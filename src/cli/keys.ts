@@ -6,6 +6,9 @@ import { createLogger } from "../adapters/logger.js";
 import type { Config } from "../config.js";
 import { type Database, openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
+import { AccountKeys } from "../features/keys/account-keys.js";
+import { isPlanName, PLAN_NAMES } from "../features/keys/plans.js";
+import { UsageCounter } from "../features/keys/usage.js";
 import type { KeyStore } from "../ports/key-store.js";
 
 /** Thrown for a user mistake: printed as `almanac: <message>`, exit status 1. */
@@ -49,6 +52,60 @@ async function resolveOwner(database: Database, owner: string | undefined): Prom
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 /** `almanac keys create|list|revoke|roll`: same configuration as the server, safe while it runs. */
+/** `almanac plans grant|list|show`: the operator's side of plans (features/keys/plans.ts). */
+export function registerPlansCommands(program: Command, loadConfig: () => Config): void {
+  const plans = program.command("plans").description(`account plans for self-service keys (${PLAN_NAMES.join(", ")})`);
+
+  async function withPlans(fn: (accountKeys: AccountKeys) => Promise<void>) {
+    const config = loadConfig();
+    const database = openDatabase({
+      dataDir: config.DATA_DIR,
+      databaseUrl: config.DATABASE_URL,
+      logger: createLogger("warn"),
+    });
+    const usage = new UsageCounter(database.db);
+    try {
+      await migrate(database.db);
+      await fn(new AccountKeys(createKeyStore(config, database, new MemoryRateLimiter()), database.db, usage));
+    } catch (err) {
+      process.stderr.write(`almanac: ${(err as Error).message}\n`);
+      process.exitCode = 1;
+    } finally {
+      await usage.close().catch(() => undefined);
+      await database.close();
+    }
+  }
+
+  plans
+    .command("grant <email> <plan>")
+    .description("put an account (by e-mail, signed in or not yet) on a plan; its active keys get the plan's limits")
+    .action((email: string, plan: string) =>
+      withPlans(async (ak) => {
+        if (!isPlanName(plan)) throw new CliError(`unknown plan ${plan}: choose ${PLAN_NAMES.join(", ")}`);
+        print(await ak.grant(email, plan, "cli"));
+      }),
+    );
+
+  plans
+    .command("list")
+    .description("accounts with a granted plan (every other account is on free)")
+    .action(() =>
+      withPlans(async (ak) => {
+        print(await ak.plans.list());
+      }),
+    );
+
+  plans
+    .command("show <email>")
+    .description("an account's plan and its limits")
+    .action((email: string) =>
+      withPlans(async (ak) => {
+        const plan = await ak.planOfAccount(email);
+        print({ email: email.toLowerCase(), ...plan });
+      }),
+    );
+}
+
 export function registerKeysCommands(program: Command, loadConfig: () => Config): void {
   const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");
 
@@ -124,10 +181,15 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
 
   keys
     .command("roll <id>")
-    .description("revoke a key and issue a replacement with the same settings (printed once)")
-    .action((id: string) =>
+    .description("issue a replacement with the same settings (printed once); the old key is revoked")
+    .option(
+      "--grace <seconds>",
+      "keep the old key working this many seconds (default 0: revoke now, for a leak)",
+      positiveInt("--grace"),
+    )
+    .action((id: string, opts: { grace?: number }) =>
       withStore(async (store) => {
-        const created = await store.roll(id);
+        const created = await store.roll(id, undefined, { graceSec: opts.grace ?? 0 });
         if (!created) throw new CliError(`no active key ${id}`);
         const { key, ...info } = created;
         print({ key, ...info, replaces: id });

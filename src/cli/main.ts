@@ -6,7 +6,7 @@ import { openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { registerContactCommands } from "../features/contact/cli.js";
 import { registerDataCommands } from "./data.js";
-import { registerKeysCommands } from "./keys.js";
+import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 
 loadDotenv({ quiet: true });
 
@@ -58,6 +58,7 @@ program
 // Later slices register their commands (keys, contact) here.
 registerContactCommands(program, loadConfig);
 registerKeysCommands(program, loadConfig);
+registerPlansCommands(program, loadConfig);
 registerDataCommands(program);
 
 await program.parseAsync(process.argv);

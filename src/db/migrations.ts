@@ -74,6 +74,56 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // keys: plans, the account key ledger (caps, names, rolls) and per-key usage counts.
+  "012_keys_plans_usage": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("account_plans")
+        .addColumn("email", "text", (c) => c.primaryKey())
+        .addColumn("plan", "text", (c) => c.notNull())
+        .addColumn("source", "text", (c) => c.notNull())
+        .addColumn("reference", "text")
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("key_owners")
+        .addColumn("owner_id", "text", (c) => c.primaryKey())
+        .addColumn("touched_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("key_ledger")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("key_id", "text")
+        .addColumn("owner_id", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("plan", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text")
+        .addColumn("revoked_at", "text")
+        .addColumn("rolled_at", "text")
+        .execute();
+      await db.schema.createIndex("key_ledger_owner_idx").on("key_ledger").column("owner_id").execute();
+      await db.schema.createIndex("key_ledger_key_idx").on("key_ledger").column("key_id").execute();
+      await db.schema
+        .createTable("key_usage")
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("hour", "text", (c) => c.notNull())
+        .addColumn("count", "integer", (c) => c.notNull())
+        .addPrimaryKeyConstraint("key_usage_pk", ["key_id", "hour"])
+        .execute();
+      await db.schema.createIndex("key_usage_hour_idx").on("key_usage").column("hour").execute();
+      await db.schema
+        .createTable("billing_events")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("received_at", "text", (c) => c.notNull())
+        .execute();
+      // Keys made on the account page before plans existed count against the caps too.
+      await sql`insert into key_ledger (id, key_id, owner_id, name, plan, created_at, expires_at, revoked_at)
+        select id, id, owner_id, name, 'free', created_at, expires_at, revoked_at from api_keys
+        where owner_id is not null`.execute(db);
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -59,4 +59,44 @@ export interface DB {
     updated_at: string;
     sent_at: string | null;
   };
+  /** Plan per account e-mail (lower case), granted by the operator CLI or a purchase webhook. */
+  account_plans: {
+    email: string;
+    plan: string;
+    /** `cli`, `stripe`. */
+    source: string;
+    /** The Checkout session or operator note behind the grant. */
+    reference: string | null;
+    updated_at: string;
+  };
+  /** One row per account that created a key: the row the key-cap transaction locks. */
+  key_owners: {
+    owner_id: string;
+    touched_at: string;
+  };
+  /** Keys made on the account page, whatever the key store: caps, unique names, rolls, plan. */
+  key_ledger: {
+    id: string;
+    /** The store's key id; null while the creation is in flight. */
+    key_id: string | null;
+    owner_id: string;
+    name: string;
+    plan: string;
+    created_at: string;
+    expires_at: string | null;
+    revoked_at: string | null;
+    rolled_at: string | null;
+  };
+  /** Charged calls per key per UTC hour (`2026-11-22T23`); rows older than 31 days are pruned. */
+  key_usage: {
+    key_id: string;
+    hour: string;
+    count: number;
+  };
+  /** Purchase webhook events already applied (Stripe retries deliveries). */
+  billing_events: {
+    id: string;
+    type: string;
+    received_at: string;
+  };
 }

@@ -72,6 +72,17 @@ export interface VerifyOptions {
   cost?: number;
 }
 
+export interface RollOptions {
+  /** Seconds the old key keeps working after the roll (0, the default: revoked at once, for a leak). */
+  graceSec?: number;
+}
+
+export interface KeyLimits {
+  /** Uses left; null = unlimited. */
+  remaining: number | null;
+  ratelimit: { limit: number; durationSec: number } | null;
+}
+
 export interface KeyStore {
   /** Verifies `key`; when `permission` is given the key must hold it. Spends `cost` uses on VALID. */
   verify(key: string, permission?: string, opts?: VerifyOptions): Promise<KeyVerification>;
@@ -80,6 +91,11 @@ export interface KeyStore {
   list(ownerId?: string | null): Promise<KeyInfo[]>;
   /** Revokes; with `ownerId`, only that owner's key (else false, as if it did not exist). */
   revoke(id: string, ownerId?: string | null): Promise<boolean>;
-  /** Revokes and issues a replacement with the same settings in one step. */
-  roll(id: string, ownerId?: string | null): Promise<CreatedKey | null>;
+  /**
+   * Issues a replacement with the same settings in one step; the old key is revoked at once, or
+   * with `graceSec` expires that many seconds later.
+   */
+  roll(id: string, ownerId?: string | null, opts?: RollOptions): Promise<CreatedKey | null>;
+  /** Sets a key's remaining uses and rate limit (a plan change); false when there is no such key. */
+  updateLimits(id: string, limits: KeyLimits): Promise<boolean>;
 }

@@ -1,11 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { errorOf } from "../helpers/app.js";
+import type { FormAgent } from "../support/form-agent.js";
 import { accountApp, accountPage } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 
-const newKeyOf = (html: string) => /<code id="new-key">([^<]+)<\/code>/.exec(html)?.[1];
-const keyIdsOf = (html: string) => [...html.matchAll(/action="\/account\/keys\/([^/"]+)\/revoke"/g)].map((m) => m[1]);
+const newKeyOf = (html: string) => /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(html)?.[1];
+const keyIdsOf = (html: string) => [...html.matchAll(/href="\/account\/keys\/([^/"]+)\/revoke"/g)].map((m) => m[1]);
+
+/** POSTs a key form and follows the 303 (Post/Redirect/Get); returns the page after the redirect. */
+async function postAndFollow(agent: FormAgent, url: string, form: Record<string, string>) {
+  const res = await agent.post(url, form);
+  expect(res.status).toBe(303);
+  const { res: page } = await agent.follow(res, url);
+  expect(page.status).toBe(200);
+  return page.text();
+}
 
 describe("keys on the account page", () => {
   const acct = accountApp(PUBLIC_URL);
@@ -14,9 +24,9 @@ describe("keys on the account page", () => {
     const agent = await acct.signIn("keys@example.test");
     let { csrf } = await accountPage(agent);
     const created = await agent.post("/account/keys", { name: "prod server", csrf });
-    expect(created.status).toBe(200);
-    expect(created.headers.get("cache-control")).toBe("no-store");
-    const html = await created.text();
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toBe("/account?notice=created");
+    const html = await (await agent.follow(created, "/account/keys")).res.text();
     const key = newKeyOf(html);
     expect(key).toMatch(/^alm_/);
     expect(html).toContain("prod server");
@@ -30,9 +40,7 @@ describe("keys on the account page", () => {
     expect(again.html).toContain(`${info?.prefix}…${info?.last4}`);
     csrf = again.csrf;
 
-    const rolled = await agent.post(`/account/keys/${info?.id}/roll`, { csrf });
-    expect(rolled.status).toBe(200);
-    const replacement = newKeyOf(await rolled.text());
+    const replacement = newKeyOf(await postAndFollow(agent, `/account/keys/${info?.id}/roll`, { csrf }));
     expect(replacement).toMatch(/^alm_/);
     expect(replacement).not.toBe(key);
     expect(await acct.t.deps.keys.verify(key as string)).toMatchObject({ code: expect.not.stringMatching(/^VALID$/) });
@@ -54,7 +62,7 @@ describe("keys on the account page", () => {
   it("another user's key id is 404 not_found for revoke and roll, and the key stays valid", async () => {
     const owner = await acct.signIn("owner@example.test");
     const ownerPage = await accountPage(owner);
-    const key = newKeyOf(await (await owner.post("/account/keys", { name: "mine", csrf: ownerPage.csrf })).text());
+    const key = newKeyOf(await postAndFollow(owner, "/account/keys", { name: "mine", csrf: ownerPage.csrf }));
     const [id] = keyIdsOf((await accountPage(owner)).html);
 
     const other = await acct.signIn("other@example.test");
@@ -65,7 +73,7 @@ describe("keys on the account page", () => {
       expect(res.status).toBe(404);
       const body = await errorOf(res);
       expect(body.error.code).toBe("not_found");
-      expect(body.error.message).toBe(`No key ${id} on this account.`);
+      expect(body.error.message).toMatch(new RegExp(`^No (active )?key ${id} on this account\\.$`));
     }
     expect(await acct.t.deps.keys.verify(key as string)).toMatchObject({ kind: "verdict", code: "VALID" });
   });
@@ -130,6 +138,9 @@ describe("keys on the account page", () => {
     const { csrf } = await accountPage(agent);
     const res = await agent.post("/account/keys", { name: "   ", csrf });
     expect(res.status).toBe(400);
-    expect(await res.text()).toContain("A key name is 1 to 64 printable characters.");
+    expect((await errorOf(res)).error).toMatchObject({
+      code: "invalid_body",
+      message: "A key name is 1 to 64 printable characters.",
+    });
   });
 });

@@ -163,8 +163,8 @@ describe.skipIf(!DATABASE_URL)("e-mail sign-in on PostgreSQL", () => {
     const agent = await acct.signIn("pg@example.test");
     const { csrf } = await accountPage(agent);
     const res = await agent.post("/account/keys", { name: "pg key", csrf });
-    expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/<code id="new-key">alm_/);
+    expect(res.status).toBe(303);
+    expect(await (await agent.follow(res, "/account/keys")).res.text()).toMatch(/<code id="new-key"[^>]*>alm_/);
     const rows = await sql<{ n: number }>`select count(*)::int as n from auth_session`.execute(acct.t.deps.database.db);
     expect(rows.rows[0]?.n).toBe(1);
   });

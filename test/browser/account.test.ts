@@ -96,20 +96,43 @@ describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
     await page.getByRole("heading", { name: "Your account" }).waitFor();
     await shot("03-signed-in");
 
-    // Create: shown once, with a working copy button (served script, no inline JS).
+    // Create (Post/Redirect/Get): expiry and permission chosen in the form; shown once, focused, copyable.
     await page.getByLabel("New key name").fill("browser key");
+    await page.getByLabel("Expires").selectOption("30d");
     await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByText("The key was created.").waitFor();
+    expect(new URL(page.url()).pathname).toBe("/account");
     const key = (await page.locator("#new-key").textContent()) ?? "";
     expect(key).toMatch(/^alm_/);
-    await page.getByRole("button", { name: "Copy" }).click();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("new-key");
+    await page.getByRole("button", { name: "Copy", exact: true }).click();
     await expect.poll(() => page.getByRole("button", { name: "Copied" }).count()).toBe(1);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await page.getByRole("button", { name: "Copy curl command" }).click();
+    const curl = await page.evaluate(() => navigator.clipboard.readText());
+    expect(curl).toContain(`Authorization: Bearer ${key}`);
+    expect(curl).toContain(`${base}/v1/vibe/classify`);
     await shot("04-key-created");
     expect(await classify(key)).toBe(200);
+    // A reload repeats nothing and no longer shows the key.
+    await page.reload();
+    expect(await page.locator("#new-key").count()).toBe(0);
+    expect(await page.getByRole("link", { name: /Revoke key/ }).count()).toBe(1);
+    expect(await page.getByRole("row", { name: /browser key/ }).textContent()).toMatch(/UTC.*1.*1.*99/s);
 
-    // Roll: old key dead, replacement works.
-    await page.getByRole("button", { name: "Roll key browser key" }).click();
-    await page.getByText("The old key was revoked; here is its replacement.").waitFor();
+    // A duplicate name is refused with a clear message.
+    await page.getByLabel("New key name").fill("browser key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByText("You already have an active key with this name").waitFor();
+    await page.goto(`${base}/account`);
+
+    // Roll: a confirmation page with the grace period; 0 for a leak kills the old key at once.
+    await page.getByRole("link", { name: "Roll key browser key" }).click();
+    await page.getByRole("heading", { name: /Roll key/ }).waitFor();
+    await page.getByLabel("The old key").selectOption("0");
+    await shot("05a-roll-confirm");
+    await page.getByRole("button", { name: "Roll key" }).click();
+    await page.getByText("The key was rolled; here is its replacement.").waitFor();
     const rolled = (await page.locator("#new-key").textContent()) ?? "";
     expect(rolled).toMatch(/^alm_/);
     expect(rolled).not.toBe(key);
@@ -117,10 +140,11 @@ describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
     expect(await classify(key)).toBe(401);
     expect(await classify(rolled)).toBe(200);
 
-    // Revoke.
-    await page.getByRole("button", { name: "Revoke key browser key" }).click();
+    // Revoke, after a confirmation page.
+    await page.getByRole("link", { name: "Revoke key browser key" }).click();
+    await page.getByRole("button", { name: "Revoke key" }).click();
     await page.getByText("The key was revoked.").waitFor();
-    expect(await page.getByRole("button", { name: /Revoke key/ }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: /Revoke key/ }).count()).toBe(0);
     await shot("06-key-revoked");
     expect(await classify(rolled)).toBe(401);
 

@@ -72,6 +72,13 @@ export class FakeUnkey extends PostFake {
         return this.withKey(body, (k) => {
           if (typeof body.enabled === "boolean") k.enabled = body.enabled;
           if (body.meta !== undefined) k.meta = (body.meta ?? undefined) as Record<string, unknown> | undefined;
+          const credits = body.credits as { remaining?: number | null } | null | undefined;
+          if (credits !== undefined) k.credits = credits?.remaining ?? null;
+          const rls = body.ratelimits as { name: string; limit: number; duration: number }[] | undefined;
+          if (rls !== undefined) {
+            const rl = rls[0];
+            k.ratelimit = rl && { name: rl.name, limit: rl.limit, duration: rl.duration, windowStart: 0, used: 0 };
+          }
           return ok({});
         });
       case "/v2/keys.deleteKey":

@@ -64,6 +64,17 @@ describe("almanac keys (embedded store, same SQLite file as a running app)", { t
     expect(again.stderr).toContain(`no active key ${b.id}`);
   });
 
+  it("roll --grace: the old key keeps working until the grace period ends, and expires then", async () => {
+    const c = (await almanac(env, "create", "--name", "graceful")).json as CreatedKey;
+    const rolled = (await almanac(env, "roll", c.id, "--grace", "3600")).json as CreatedKey;
+    expect((await classify(t, ["good"], bearer(c.key))).status).toBe(200);
+    expect((await classify(t, ["good"], bearer(rolled.key))).status).toBe(200);
+    const old = (await t.deps.keys.list(undefined)).find((k) => k.id === c.id);
+    const left = Date.parse(old?.expiresAt ?? "") - Date.now();
+    expect(left).toBeGreaterThan(3500_000);
+    expect(left).toBeLessThanOrEqual(3600_000);
+  });
+
   it("bad input exits 1 with a message naming the problem", async () => {
     const r1 = await almanac(env, "create", "--name", "x", "--ratelimit", "5");
     expect(r1.code).toBe(1);

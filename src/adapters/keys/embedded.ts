@@ -1,12 +1,14 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { isConnectionFailure } from "../../db/connection-failure.js";
 import type { DB } from "../../db/schema.js";
 import type {
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
+  KeyLimits,
   KeyStore,
   KeyVerification,
+  RollOptions,
   VerifyOptions,
 } from "../../ports/key-store.js";
 import type { RateLimiter } from "../../ports/rate-limiter.js";
@@ -131,13 +133,24 @@ export class EmbeddedKeyStore implements KeyStore {
     return (await this.find(id, ownerId)) !== undefined;
   }
 
-  async roll(id: string, ownerId?: string | null): Promise<CreatedKey | null> {
+  async roll(id: string, ownerId?: string | null, opts: RollOptions = {}): Promise<CreatedKey | null> {
+    const graceSec = opts.graceSec ?? 0;
+    const now = this.now();
+    const graceEnd = new Date(now.getTime() + graceSec * 1000).toISOString();
     return this.db.transaction().execute(async (trx) => {
+      // With a grace period the old key expires later (never later than it already would).
       let q = trx
         .updateTable("api_keys")
-        .set({ revoked_at: this.now().toISOString() })
+        .set(
+          graceSec > 0
+            ? {
+                expires_at: sql<string>`case when expires_at is not null and expires_at < ${graceEnd} then expires_at else ${graceEnd} end`,
+              }
+            : { revoked_at: now.toISOString() },
+        )
         .where("id", "=", id)
-        .where("revoked_at", "is", null);
+        .where("revoked_at", "is", null)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now.toISOString())]));
       if (ownerId !== undefined) q = q.where("owner_id", ownerId === null ? "is" : "=", ownerId);
       // Conditional on "not yet revoked": a double submit rolls once, never issues two keys.
       const res = await q.returningAll().executeTakeFirst();
@@ -157,6 +170,19 @@ export class EmbeddedKeyStore implements KeyStore {
         trx,
       );
     });
+  }
+
+  async updateLimits(id: string, limits: KeyLimits): Promise<boolean> {
+    const res = await this.db
+      .updateTable("api_keys")
+      .set({
+        remaining: limits.remaining,
+        ratelimit_limit: limits.ratelimit?.limit ?? null,
+        ratelimit_duration_sec: limits.ratelimit?.durationSec ?? null,
+      })
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   }
 
   private async find(id: string, ownerId?: string | null): Promise<Row | undefined> {

@@ -3,9 +3,11 @@ import type {
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
+  KeyLimits,
   KeyStore,
   KeyVerdict,
   KeyVerification,
+  RollOptions,
   VerifyOptions,
 } from "../../ports/key-store.js";
 import { displayParts, KEY_PREFIX, keyStatus } from "./material.js";
@@ -185,13 +187,35 @@ export class UnkeyKeyStore implements KeyStore {
     return true;
   }
 
-  async roll(id: string, ownerId?: string | null): Promise<CreatedKey | null> {
+  async roll(id: string, ownerId?: string | null, opts: RollOptions = {}): Promise<CreatedKey | null> {
     const old = await this.get(id, ownerId);
-    if (!old || old.enabled === false) return null;
-    const { keyId, key } = Created.parse(await this.manage("/v2/keys.rerollKey", { keyId: id, expiration: 0 })).data;
+    if (!old || old.enabled === false || (old.expires && old.expires <= this.now().getTime())) return null;
+    // `expiration`: milliseconds until Unkey revokes the ORIGINAL key (0: at once).
+    const expiration = Math.max(0, Math.round((opts.graceSec ?? 0) * 1000));
+    const { keyId, key } = Created.parse(await this.manage("/v2/keys.rerollKey", { keyId: id, expiration })).data;
     const { start, last4 } = displayParts(key);
     await this.manage("/v2/keys.updateKey", { keyId, meta: { ...(old.meta ?? {}), last4 } }).catch(() => undefined);
     return { ...this.info(old), id: keyId, key, prefix: start, last4, createdAt: this.now().toISOString() };
+  }
+
+  async updateLimits(id: string, limits: KeyLimits): Promise<boolean> {
+    const res = await this.send("/v2/keys.updateKey", {
+      keyId: id,
+      credits: { remaining: limits.remaining },
+      ratelimits: limits.ratelimit
+        ? [
+            {
+              name: "requests",
+              limit: limits.ratelimit.limit,
+              duration: limits.ratelimit.durationSec * 1000,
+              autoApply: true,
+            },
+          ]
+        : [],
+    });
+    if (res.ok && res.status === 404) return false;
+    this.check("/v2/keys.updateKey", res);
+    return true;
   }
 
   /** The key, or undefined when it does not exist or belongs to another owner. */

@@ -2,9 +2,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import type { CreatedKey, KeyStore } from "../../ports/key-store.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
-import { authHeaders, field, seeOther } from "./http.js";
+import { takeKeyFlash } from "./flash.js";
+import { authHeaders, seeOther } from "./http.js";
+import { registerKeyActions } from "./keys-actions.js";
 import { configuredProviders } from "./providers.js";
 import { type AccountContext, requireSameOrigin } from "./route.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
@@ -12,6 +13,8 @@ import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } 
 /** Fixed notices for `/account?notice=…` (never echo free text from the URL). */
 const NOTICES: Record<string, Notice> = {
   revoked: { kind: "ok", text: "The key was revoked." },
+  created: { kind: "ok", text: "The key was created." },
+  rolled: { kind: "ok", text: "The key was rolled; here is its replacement." },
   linked: { kind: "ok", text: "The identity was linked." },
   unlinked: { kind: "ok", text: "The identity was unlinked." },
   signed_out: { kind: "ok", text: "You are signed out." },
@@ -42,18 +45,15 @@ export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountCon
     return { s, body };
   }
 
-  const keyStore = (): KeyStore => {
-    if (!deps.keys) throw new ApiError("unavailable", "The key store is not configured on this server.");
-    return deps.keys;
-  };
-
   async function render(
     c: Context<AppEnv>,
     s: NonNullable<Awaited<ReturnType<typeof session>>>,
-    extra: { created?: CreatedKey; notice?: Notice } = {},
+    extra: { notice?: Notice } = {},
     status: 200 | 400 = 200,
   ) {
-    const keys = deps.keys ? await deps.keys.list(s.user.id) : [];
+    const keys = await deps.accountKeys.overview(s.user.id);
+    const plan = await deps.accountKeys.planOfAccount(s.user.email);
+    const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));
     const { auth } = await loadAuth();
     const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });
     const identities: Identity[] = accounts
@@ -64,7 +64,14 @@ export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountCon
         providerName: providers.find((p) => p.id === a.providerId)?.name ?? a.providerId,
         accountId: a.accountId,
       }));
-    const view = { email: s.user.email, csrf: csrfToken(ctx.secret, s.session.id), keys, identities, providers };
+    const view = {
+      email: s.user.email,
+      csrf: csrfToken(ctx.secret, s.session.id),
+      keys,
+      identities,
+      providers,
+      ...{ plan, flash, publicUrl: deps.config.PUBLIC_URL, permission: deps.config.KEY_PERMISSION },
+    };
     return c.html(AccountPage({ ...view, ...extra }), status);
   }
 
@@ -80,31 +87,8 @@ export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountCon
     return render(c, s, { notice });
   });
 
-  app.post("/account/keys", async (c) => {
-    const { s, body } = await guard(c);
-    const name = field(body, "name").trim();
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-    if (name.length < 1 || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) {
-      return render(c, s, { notice: { kind: "error", text: "A key name is 1 to 64 printable characters." } }, 400);
-    }
-    const created = await keyStore().create({ name, ownerId: s.user.id, permissions: [deps.config.KEY_PERMISSION] });
-    return render(c, s, { created });
-  });
-
-  app.post("/account/keys/:id/revoke", async (c) => {
-    const { s } = await guard(c);
-    const id = c.req.param("id");
-    if (!(await keyStore().revoke(id, s.user.id))) throw new ApiError("not_found", `No key ${id} on this account.`);
-    return seeOther("/account?notice=revoked");
-  });
-
-  app.post("/account/keys/:id/roll", async (c) => {
-    const { s } = await guard(c);
-    const id = c.req.param("id");
-    const created = await keyStore().roll(id, s.user.id);
-    if (!created) throw new ApiError("not_found", `No key ${id} on this account.`);
-    return render(c, s, { created, notice: { kind: "ok", text: "The old key was revoked; here is its replacement." } });
-  });
+  // keys: create / roll / revoke live in keys-actions.ts (plans, PRG, confirmation pages).
+  registerKeyActions(app, ctx, { guard, session });
 
   app.post("/account/link/:provider", async (c) => {
     await guard(c);

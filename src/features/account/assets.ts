@@ -33,6 +33,13 @@ td.actions form { display: inline-block; margin-right: .5rem; } td.actions butto
 .inline { display: flex; gap: .75rem; align-items: end; flex-wrap: wrap; margin: .5rem 0; }
 .inline label { margin: 0 0 .25rem; width: 100%; } .inline input { flex: 1; }
 .identities { list-style: none; padding: 0; } .identities li { display: flex; gap: 1rem; align-items: center; }
+/* keys (keys-views.tsx) */
+.table-wrap { overflow-x: auto; max-width: 100%; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+a.button { display: inline-block; padding: .35rem .8rem; border-radius: 6px; border: 1px solid var(--accent); text-decoration: none; }
+a.button.danger { color: var(--danger); border-color: var(--danger); }
+select { font: inherit; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; } label.check { font-weight: 400; }
+label.check input { width: auto; } .create-key { margin-top: 1rem; } .muted { color: var(--muted); }
 `;
 
 /** Copy buttons: `<button data-copy="ID">` copies the text of element ID. */

@@ -1,5 +1,8 @@
 import type { Child } from "hono/jsx";
-import type { CreatedKey, KeyInfo } from "../../ports/key-store.js";
+import type { KeyOverview } from "../keys/account-keys.js";
+import type { Plan } from "../keys/plans.js";
+import type { KeyFlash } from "./flash.js";
+import { KeysSection, NewKeyBox } from "./keys-views.jsx";
 import type { LinkProvider } from "./providers.js";
 
 export interface Notice {
@@ -7,7 +10,7 @@ export interface Notice {
   text: string;
 }
 
-function Layout(props: { title: string; children: Child }) {
+export function Layout(props: { title: string; children: Child }) {
   return (
     <html lang="en">
       <head>
@@ -93,69 +96,19 @@ export interface Identity {
 export interface AccountView {
   email: string;
   csrf: string;
-  keys: KeyInfo[];
-  created?: CreatedKey;
+  keys: KeyOverview[];
+  /** keys-views.tsx: the plan, the one-read new key, the curl line's origin, the permission offered. */
+  plan: Plan;
+  flash: KeyFlash | null;
+  publicUrl: string;
+  permission: string;
   identities: Identity[];
   providers: LinkProvider[];
   notice?: Notice;
 }
 
-const day = (iso: string | null) => (iso ? iso.slice(0, 16).replace("T", " ") : "never");
-
 function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="csrf" value={token} />;
-}
-
-function KeyRow({ k, csrf }: { k: KeyInfo; csrf: string }) {
-  return (
-    <tr>
-      <td>{k.name}</td>
-      <td>
-        <code>
-          {k.prefix}…{k.last4}
-        </code>
-      </td>
-      <td>{day(k.createdAt)}</td>
-      <td>{day(k.lastUsedAt)}</td>
-      <td>{k.remaining === null ? "unlimited" : k.remaining}</td>
-      <td>
-        <span class={`status ${k.status}`}>{k.status}</span>
-      </td>
-      <td class="actions">
-        {k.status === "active" && (
-          <>
-            <form method="post" action={`/account/keys/${encodeURIComponent(k.id)}/roll`}>
-              <Csrf token={csrf} />
-              <button type="submit" aria-label={`Roll key ${k.name}`}>
-                Roll
-              </button>
-            </form>
-            <form method="post" action={`/account/keys/${encodeURIComponent(k.id)}/revoke`}>
-              <Csrf token={csrf} />
-              <button type="submit" class="danger" aria-label={`Revoke key ${k.name}`}>
-                Revoke
-              </button>
-            </form>
-          </>
-        )}
-      </td>
-    </tr>
-  );
-}
-
-function CreatedBox({ created }: { created: CreatedKey }) {
-  return (
-    <section class="card created" aria-labelledby="created-title">
-      <h2 id="created-title">Your new key “{created.name}”</h2>
-      <p>Copy it now: it is shown only once. Keep it on a server, never in front-end code.</p>
-      <div class="secret">
-        <code id="new-key">{created.key}</code>
-        <button type="button" data-copy="new-key">
-          Copy
-        </button>
-      </div>
-    </section>
-  );
 }
 
 export function AccountPage(v: AccountView) {
@@ -170,38 +123,8 @@ export function AccountPage(v: AccountView) {
         </form>
       </div>
       <NoticeBox notice={v.notice} />
-      {v.created && <CreatedBox created={v.created} />}
-      <section aria-labelledby="keys-title">
-        <h2 id="keys-title">API keys</h2>
-        {v.keys.length === 0 ? (
-          <p>You have no keys yet.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Remaining uses</th>
-                <th scope="col">Status</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {v.keys.map((k) => (
-                <KeyRow k={k} csrf={v.csrf} />
-              ))}
-            </tbody>
-          </table>
-        )}
-        <form method="post" action="/account/keys" class="inline">
-          <Csrf token={v.csrf} />
-          <label for="key-name">New key name</label>
-          <input id="key-name" name="name" required maxlength={64} placeholder="production server" />
-          <button type="submit">Create key</button>
-        </form>
-      </section>
+      {v.flash && <NewKeyBox flash={v.flash} publicUrl={v.publicUrl} />}
+      <KeysSection keys={v.keys} csrf={v.csrf} plan={v.plan} permission={v.permission} />
       <section aria-labelledby="ids-title">
         <h2 id="ids-title">Linked identities</h2>
         {v.identities.length === 0 ? (

@@ -1,0 +1,215 @@
+import type { KeyOverview } from "../keys/account-keys.js";
+import type { Plan } from "../keys/plans.js";
+import type { KeyFlash } from "./flash.js";
+import { Layout } from "./views.jsx";
+
+/** Times as `2026-11-22 23:40 UTC`, in a `<time>` with the exact instant. */
+export function When({ iso, none = "never" }: { iso: string | null; none?: string }) {
+  if (!iso) return <span class="muted">{none}</span>;
+  return <time datetime={iso}>{`${iso.slice(0, 16).replace("T", " ")} UTC`}</time>;
+}
+
+function Csrf({ token }: { token: string }) {
+  return <input type="hidden" name="csrf" value={token} />;
+}
+
+export const EXPIRY_CHOICES: { value: string; label: string; days: number | null }[] = [
+  { value: "never", label: "Never", days: null },
+  { value: "7d", label: "In 7 days", days: 7 },
+  { value: "30d", label: "In 30 days", days: 30 },
+  { value: "90d", label: "In 90 days", days: 90 },
+  { value: "365d", label: "In a year", days: 365 },
+];
+
+export const GRACE_CHOICES: { value: string; label: string; seconds: number }[] = [
+  { value: "0", label: "Revoke the old key now (it leaked)", seconds: 0 },
+  { value: "3600", label: "Keep the old key working for 1 hour", seconds: 3600 },
+  { value: "86400", label: "Keep the old key working for 24 hours", seconds: 86400 },
+  { value: "604800", label: "Keep the old key working for 7 days", seconds: 604800 },
+];
+
+const uses = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en"));
+
+function KeyRow({ k }: { k: KeyOverview }) {
+  const id = encodeURIComponent(k.id);
+  return (
+    <tr>
+      <th scope="row">{k.name}</th>
+      <td>
+        <code>
+          {k.prefix}…{k.last4}
+        </code>
+      </td>
+      <td>{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</td>
+      <td>
+        <When iso={k.createdAt} />
+      </td>
+      <td>
+        <When iso={k.lastUsedAt} />
+      </td>
+      <td>
+        <When iso={k.expiresAt} />
+      </td>
+      <td>
+        <When iso={k.revokedAt} none={k.status === "revoked" ? "yes" : "—"} />
+      </td>
+      <td class="num">{k.usage.last24h}</td>
+      <td class="num">{k.usage.last30d}</td>
+      <td class="num">{uses(k.remaining)}</td>
+      <td>
+        <span class={`status ${k.status}`}>{k.rolledAt && k.status === "active" ? "rolled (grace)" : k.status}</span>
+      </td>
+      <td class="actions">
+        {k.status === "active" && !k.rolledAt && (
+          <>
+            <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>
+              Roll…
+            </a>{" "}
+            <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
+              Revoke…
+            </a>
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** The new key, shown once, autofocused, with a copy button and a ready curl line. */
+export function NewKeyBox({ flash, publicUrl }: { flash: KeyFlash; publicUrl: string }) {
+  const curl = `curl -X POST ${publicUrl}/v1/vibe/classify -H "Authorization: Bearer ${flash.key}" -H "Content-Type: application/json" -d '["What a lovely day"]'`;
+  return (
+    <section class="card created" aria-labelledby="created-title">
+      <h2 id="created-title">
+        {flash.kind === "rolled" ? "Replacement" : "Your new key"} “{flash.name}”
+      </h2>
+      <p>Copy it now: it is shown only once. Keep it on a server, never in front-end code.</p>
+      <div class="secret">
+        <code id="new-key" tabindex={0} autofocus>
+          {flash.key}
+        </code>
+        <button type="button" data-copy="new-key">
+          Copy
+        </button>
+      </div>
+      <p class="hint">Try it:</p>
+      <div class="secret">
+        <code id="new-key-curl">{curl}</code>
+        <button type="button" data-copy="new-key-curl" aria-label="Copy curl command">
+          Copy curl
+        </button>
+      </div>
+      <p class="hint">
+        See its limits and usage any time: <code>{`curl ${publicUrl}/v1/usage -H "Authorization: Bearer …"`}</code>
+      </p>
+    </section>
+  );
+}
+
+export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Plan; permission: string }) {
+  const active = v.keys.filter((k) => k.status === "active" && !k.rolledAt).length;
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">API keys</h2>
+      <p class="plan">
+        Plan <strong>{v.plan.name}</strong>: {uses(v.plan.quota)} uses per key, {v.plan.ratelimit.limit} calls per{" "}
+        {v.plan.ratelimit.durationSec} s, {active} of {v.plan.maxActiveKeys} active keys, {v.plan.creationsPerDay} new
+        keys a day. Times are in UTC.
+      </p>
+      {v.keys.length === 0 ? (
+        <p>You have no keys yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Permissions</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Revoked</th>
+                <th scope="col">Calls 24 h</th>
+                <th scope="col">Calls 30 d</th>
+                <th scope="col">Remaining uses</th>
+                <th scope="col">Status</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {v.keys.map((k) => (
+                <KeyRow k={k} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <form method="post" action="/account/keys" class="card create-key">
+        <h3>New key</h3>
+        <Csrf token={v.csrf} />
+        <label for="key-name">New key name</label>
+        <input id="key-name" name="name" required maxlength={64} placeholder="production server" />
+        <label for="key-expires">Expires</label>
+        <select id="key-expires" name="expires">
+          {EXPIRY_CHOICES.map((e) => (
+            <option value={e.value}>{e.label}</option>
+          ))}
+        </select>
+        <fieldset>
+          <legend>Permissions</legend>
+          <input type="hidden" name="permissions_offered" value="1" />
+          <label class="check">
+            <input type="checkbox" name="permission" value={v.permission} checked /> Classify texts (
+            <code>{v.permission}</code>)
+          </label>
+          <p class="hint">Every key lifts lookups past the demo tier, within the plan.</p>
+        </fieldset>
+        <button type="submit">Create key</button>
+      </form>
+    </section>
+  );
+}
+
+/** Confirmation before a roll or a revoke (a GET page; the POST is its button). */
+export function ConfirmKeyPage(props: { action: "roll" | "revoke"; k: KeyOverview; csrf: string }) {
+  const { k, action } = props;
+  const id = encodeURIComponent(k.id);
+  return (
+    <Layout title={action === "roll" ? "Roll key" : "Revoke key"}>
+      <h1>
+        {action === "roll" ? "Roll" : "Revoke"} key “{k.name}”?
+      </h1>
+      <p>
+        Key{" "}
+        <code>
+          {k.prefix}…{k.last4}
+        </code>
+        , created <When iso={k.createdAt} />.
+      </p>
+      <form method="post" action={`/account/keys/${id}/${action}`} class="card">
+        <Csrf token={props.csrf} />
+        {action === "roll" ? (
+          <>
+            <p>A replacement with the same settings is issued and shown once.</p>
+            <label for="grace">The old key</label>
+            <select id="grace" name="grace">
+              {GRACE_CHOICES.map((g) => (
+                <option value={g.value}>{g.label}</option>
+              ))}
+            </select>
+            <button type="submit">Roll key</button>
+          </>
+        ) : (
+          <>
+            <p>Calls with this key are refused from now on. This cannot be undone.</p>
+            <button type="submit" class="danger">
+              Revoke key
+            </button>
+          </>
+        )}{" "}
+        <a href="/account">Cancel</a>
+      </form>
+    </Layout>
+  );
+}

@@ -1,0 +1,111 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../http/errors.js";
+import type { AppEnv } from "../../http/types.js";
+import { isPlanName } from "../keys/plans.js";
+import { errorResponse } from "../shared/responses.js";
+
+/** The fields of a Stripe Checkout Session we read (everything else may vary). */
+const CheckoutSession = z.object({
+  id: z.string(),
+  client_reference_id: z.string().nullish(),
+  customer_email: z.string().nullish(),
+  customer_details: z.object({ email: z.string().nullish() }).nullish(),
+  payment_status: z.string().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+});
+
+const WebhookAnswer = z
+  .object({
+    received: z.literal(true),
+    applied: z.boolean(),
+    email: z.string().optional(),
+    plan: z.string().optional(),
+    ignored: z.string().optional().openapi({ description: "Why a well-signed event changed nothing." }),
+  })
+  .openapi("BillingWebhookAnswer");
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/billing/webhook",
+  tags: ["Billing"],
+  summary: "Stripe webhook: a completed Checkout grants a plan",
+  description:
+    "Stripe calls this with `checkout.session.completed`, signed in `Stripe-Signature` with the endpoint's " +
+    "secret (`STRIPE_WEBHOOK_SECRET`). The plan is the session's `metadata.plan` (`pro` or `scale`); the account " +
+    "is `client_reference_id` (an e-mail address or an account id), else the customer's e-mail. Each event id is " +
+    "applied once (Stripe retries). Without `STRIPE_WEBHOOK_SECRET` the endpoint answers 503 `unavailable`.",
+  responses: {
+    200: {
+      description: "Received (applied, or ignored with the reason).",
+      content: {
+        "application/json": {
+          schema: WebhookAnswer,
+          example: { received: true, applied: true, email: "ada@example.com", plan: "pro" },
+        },
+      },
+    },
+    400: errorResponse("Missing or wrong `Stripe-Signature`, or not a Stripe event.", {
+      signature: {
+        code: "invalid_body",
+        message: "Stripe signature verification failed.",
+        reason: "INVALID_SIGNATURE",
+      },
+    }),
+    503: errorResponse("Billing is not configured on this server (no `STRIPE_WEBHOOK_SECRET`).", {
+      unconfigured: { code: "unavailable", message: "Billing is not configured on this server." },
+    }),
+  },
+});
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** `POST /v1/billing/webhook`: the raw body is verified with the official `stripe` package. */
+export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openAPIRegistry.registerPath(route);
+  app.post(route.path, async (c) => {
+    const secret = deps.config.STRIPE_WEBHOOK_SECRET;
+    if (!secret) throw new ApiError("unavailable", "Billing is not configured on this server.");
+    const payload = await c.req.text();
+    const signature = c.req.header("stripe-signature") ?? "";
+    const { default: Stripe } = await import("stripe"); // loaded on first use: a large SDK
+    let event: { id: string; type: string; data: { object: unknown } };
+    try {
+      event = Stripe.webhooks.constructEvent(payload, signature, secret) as unknown as typeof event;
+    } catch {
+      throw new ApiError("invalid_body", "Stripe signature verification failed.", { reason: "INVALID_SIGNATURE" });
+    }
+    if (event.type !== "checkout.session.completed")
+      return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
+    const parsed = CheckoutSession.safeParse(event.data?.object);
+    if (!parsed.success) throw new ApiError("invalid_body", "The event's data.object is not a Checkout Session.");
+    const s = parsed.data;
+    if (s.payment_status !== "paid" && s.payment_status !== "no_payment_required") {
+      return c.json(
+        { received: true, applied: false, ignored: `payment_status ${s.payment_status ?? "missing"}` },
+        200,
+      );
+    }
+    const plan = s.metadata?.plan;
+    if (!isPlanName(plan))
+      return c.json({ received: true, applied: false, ignored: "metadata.plan is not a plan" }, 200);
+    const ref = s.client_reference_id ?? null;
+    const email =
+      (ref && EMAIL.test(ref) ? ref : ref ? await deps.accountKeys.plans.emailFor(ref) : null) ??
+      s.customer_details?.email ??
+      s.customer_email ??
+      null;
+    if (!email) return c.json({ received: true, applied: false, ignored: "no customer e-mail" }, 200);
+    if (!(await deps.accountKeys.plans.firstDelivery(event.id, event.type))) {
+      return c.json({ received: true, applied: false, ignored: "event already applied" }, 200);
+    }
+    try {
+      await deps.accountKeys.grant(email, plan, "stripe", s.id);
+    } catch (err) {
+      await deps.accountKeys.plans.forgetDelivery(event.id).catch(() => undefined);
+      throw err;
+    }
+    deps.logger.info({ email, plan, session: s.id }, "plan granted by purchase");
+    return c.json({ received: true, applied: true, email: email.toLowerCase(), plan }, 200);
+  });
+}

@@ -1,0 +1,26 @@
+import type { KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
+import type { UsageCounter } from "./usage.js";
+
+/**
+ * A key store that counts every charged, valid verification (classify calls, keyed GETs) per key,
+ * for the account page and `GET /v1/usage`. Free checks (cost 0: replays, invalid bodies, the
+ * usage endpoint itself) are not counted.
+ */
+export class CountingKeyStore implements KeyStore {
+  constructor(
+    private readonly inner: KeyStore,
+    private readonly usage: UsageCounter,
+  ) {}
+
+  async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
+    const v = await this.inner.verify(key, permission, opts);
+    if (v.kind === "verdict" && v.code === "VALID" && v.keyId && (opts.cost ?? 1) > 0) this.usage.record(v.keyId);
+    return v;
+  }
+
+  create: KeyStore["create"] = (input) => this.inner.create(input);
+  list: KeyStore["list"] = (ownerId) => this.inner.list(ownerId);
+  revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
+  roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
+  updateLimits: KeyStore["updateLimits"] = (id, limits) => this.inner.updateLimits(id, limits);
+}

@@ -1,0 +1,112 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../http/errors.js";
+import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
+import type { AppEnv } from "../../http/types.js";
+import { errorResponse } from "../shared/responses.js";
+import { isPlanName, PLANS } from "./plans.js";
+
+export const UsageResponse = z
+  .object({
+    key_id: z.string(),
+    plan: z.enum(["free", "pro", "scale"]).nullable().openapi({
+      description: "The account's plan for keys made on the account page; null for operator-issued keys.",
+    }),
+    limits: z
+      .object({
+        uses: z.number().int().nullable().openapi({ description: "Uses per key; null = unlimited." }),
+        rate: z.object({ limit: z.number().int(), window_seconds: z.number().int() }),
+        max_active_keys: z.number().int(),
+        new_keys_per_day: z.number().int(),
+      })
+      .nullable()
+      .openapi({ description: "The plan's limits (null when the key has no plan)." }),
+    remaining_uses: z.number().int().nullable().openapi({ description: "Uses left on this key; null = unlimited." }),
+    rate: z
+      .object({ limit: z.number().int(), remaining: z.number().int(), reset_seconds: z.number().int() })
+      .nullable()
+      .openapi({ description: "The key's rate-limit window now; null when the key has no rate limit." }),
+    requests: z
+      .object({ last_24h: z.number().int(), last_30d: z.number().int() })
+      .openapi({ description: "Charged calls (classify and keyed GETs) by UTC hour, current hour included." }),
+  })
+  .openapi("Usage");
+
+export type UsageBody = z.infer<typeof UsageResponse>;
+
+export const USAGE_EXAMPLE: UsageBody = {
+  key_id: "key_3ZbTq9v1hHkQ7yWm",
+  plan: "free",
+  limits: { uses: 100, rate: { limit: 10, window_seconds: 60 }, max_active_keys: 2, new_keys_per_day: 3 },
+  remaining_uses: 97,
+  rate: { limit: 10, remaining: 9, reset_seconds: 60 },
+  requests: { last_24h: 3, last_30d: 3 },
+};
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/usage",
+  tags: ["Keys"],
+  summary: "Your key's plan, limits, remaining uses and recent calls (free)",
+  description:
+    "Answers for the key in `Authorization: Bearer <key>`. Free: it spends no use and is not counted in " +
+    "`requests` or against the demo tier (it does count against the key's rate limit). Any valid key may call " +
+    "it, whatever its permissions; an exhausted key still can, so quota is visible before and after the first 429.",
+  security: [{ bearer: [] }],
+  responses: {
+    200: {
+      description: "The key's usage.",
+      content: { "application/json": { schema: UsageResponse, example: USAGE_EXAMPLE } },
+    },
+    401: errorResponse("No key, a malformed `Authorization` header, or a rejected key.", {
+      missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
+      rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
+    }),
+    429: errorResponse("The key's rate limit is reached.", {
+      rateLimited: {
+        code: "rate_limited",
+        message: "API key rate limit reached; retry later.",
+        reason: "RATE_LIMITED",
+      },
+    }),
+    503: errorResponse("Key verification is temporarily down.", {
+      unavailable: {
+        code: "unkey_unavailable",
+        message: "Key verification is temporarily unavailable; retry shortly.",
+      },
+    }),
+  },
+});
+
+/** `GET /v1/usage` (exempt from the demo tier: see app.ts). */
+export function registerUsage(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openAPIRegistry.registerPath(route);
+  app.get(route.path, async (c) => {
+    const token = parseBearer(c.req.header("authorization"));
+    if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+    const v = await deps.keys.verify(token, undefined, { cost: 0 });
+    const key = acceptVerification(v);
+    const rl = v.kind === "verdict" ? v.ratelimit : undefined;
+    const [row, counts] = await Promise.all([
+      deps.accountKeys.ledger.byKeyId(key.keyId),
+      deps.usage.counts([key.keyId]),
+    ]);
+    const plan = isPlanName(row?.plan) ? PLANS[row.plan] : null;
+    const usage = counts.get(key.keyId);
+    const body: UsageBody = {
+      key_id: key.keyId,
+      plan: plan?.name ?? null,
+      limits: plan && {
+        uses: plan.quota,
+        rate: { limit: plan.ratelimit.limit, window_seconds: plan.ratelimit.durationSec },
+        max_active_keys: plan.maxActiveKeys,
+        new_keys_per_day: plan.creationsPerDay,
+      },
+      remaining_uses: key.remaining,
+      rate: rl ? { limit: rl.limit, remaining: rl.remaining, reset_seconds: Math.ceil(rl.resetMs / 1000) } : null,
+      requests: { last_24h: usage?.last24h ?? 0, last_30d: usage?.last30d ?? 0 },
+    };
+    c.header("Cache-Control", "no-store");
+    return c.json(body, 200);
+  });
+}

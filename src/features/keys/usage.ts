@@ -1,0 +1,114 @@
+import { type Kysely, sql } from "kysely";
+import type { DB } from "../../db/schema.js";
+
+export interface UsageCounts {
+  last24h: number;
+  last30d: number;
+  /** Start of the newest hour with a charged call, or null. */
+  lastHour: string | null;
+}
+
+const HOUR_MS = 3_600_000;
+const KEEP_DAYS = 31;
+
+/** `2026-11-22T23`: the UTC hour a call is counted in. */
+export const hourOf = (d: Date): string => d.toISOString().slice(0, 13);
+
+/**
+ * Charged calls per key per UTC hour. `record` only adds to an in-memory tally (no I/O on the
+ * request path); the tally is written as one upsert per key and hour every `flushMs` (and before
+ * every read and at close), so instances add up in the shared database. Rows older than 31 days
+ * are pruned when the hour changes. A crash loses at most `flushMs` of counts; quota itself is
+ * exact (it lives in the key store).
+ */
+export class UsageCounter {
+  private pending = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private prunedHour = "";
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly opts: { now?: () => Date; flushMs?: number; onError?: (err: unknown) => void } = {},
+  ) {}
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date();
+  }
+
+  record(keyId: string): void {
+    const slot = `${keyId}\u0000${hourOf(this.now())}`;
+    this.pending.set(slot, (this.pending.get(slot) ?? 0) + 1);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch((err: unknown) => this.opts.onError?.(err));
+    }, this.opts.flushMs ?? 1000);
+    this.timer.unref?.();
+  }
+
+  /** Writes the tally; counts that fail to write are kept for the next flush. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [slot, n] of batch) {
+      const [keyId = "", hour = ""] = slot.split("\u0000");
+      try {
+        await this.db
+          .insertInto("key_usage")
+          .values({ key_id: keyId, hour, count: n })
+          .onConflict((oc) => oc.columns(["key_id", "hour"]).doUpdateSet({ count: sql`key_usage.count + ${n}` }))
+          .execute();
+      } catch (err) {
+        this.pending.set(slot, (this.pending.get(slot) ?? 0) + n);
+        throw err;
+      }
+    }
+    const hour = hourOf(this.now());
+    if (hour !== this.prunedHour) {
+      this.prunedHour = hour;
+      await this.prune();
+    }
+  }
+
+  /** Deletes counts older than 31 days; returns how many rows went. */
+  async prune(): Promise<number> {
+    const cutoff = hourOf(new Date(this.now().getTime() - KEEP_DAYS * 24 * HOUR_MS));
+    const res = await this.db.deleteFrom("key_usage").where("hour", "<", cutoff).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  /** Counts over the last 24 hours and 30 days (by UTC hour, the current one included). */
+  async counts(keyIds: string[]): Promise<Map<string, UsageCounts>> {
+    await this.flush();
+    const out = new Map<string, UsageCounts>(keyIds.map((id) => [id, { last24h: 0, last30d: 0, lastHour: null }]));
+    if (keyIds.length === 0) return out;
+    const now = this.now().getTime();
+    const dayFrom = hourOf(new Date(now - 23 * HOUR_MS));
+    const monthFrom = hourOf(new Date(now - (30 * 24 - 1) * HOUR_MS));
+    const rows = await this.db
+      .selectFrom("key_usage")
+      .select(["key_id", "hour", "count"])
+      .where("key_id", "in", keyIds)
+      .where("hour", ">=", monthFrom)
+      .execute();
+    for (const r of rows) {
+      const c = out.get(r.key_id);
+      if (!c) continue;
+      c.last30d += Number(r.count);
+      if (r.hour >= dayFrom) c.last24h += Number(r.count);
+      if (c.lastHour === null || r.hour > c.lastHour) c.lastHour = r.hour;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+}
