@@ -14,7 +14,12 @@ const ROUTES = [
   "GET /v1/weather",
   "POST /v1/mail/contact",
   "POST /v1/vibe/classify",
+  "GET /v1/usage",
+  "POST /v1/billing/webhook",
 ];
+
+/** Routes a generated request cannot pass: a Stripe signature needs the secret. */
+const NO_SUCCESS_EXPECTED = new Set(["POST /v1/billing/webhook"]);
 
 describe(`fuzzing every API route (${RUNS} requests each, seed ${SEED})`, () => {
   it("the list above is every route of /v1/openapi.json", () => {
@@ -28,7 +33,7 @@ describe(`fuzzing every API route (${RUNS} requests each, seed ${SEED})`, () => 
       const statuses = await fuzzStatuses(fuzz.rig, route);
       expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(RUNS);
       // The generator reaches the route's logic, not only its validation.
-      expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+      if (!NO_SUCCESS_EXPECTED.has(name)) expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
       expect(fuzz.rejections).toEqual([]);
     });
   }

@@ -44,6 +44,7 @@ export async function fuzzRig(): Promise<FuzzRig> {
       CONTACT_HOURLY_LIMIT: "1000000",
       CONTACT_DAILY_CAP: "10000000",
       MAIL_URL: "smtp://127.0.0.1:1",
+      STRIPE_WEBHOOK_SECRET: "whsec_fuzz_0123456789abcdef",
     },
     () => ({ mail: memoryLane() }),
   );
