@@ -20,6 +20,7 @@ import { ApiError, renderError, toApiError } from "./http/errors.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { observe } from "./http/observe.js";
 import { requestId } from "./http/request-id.js";
+import { retryAfterOn429 } from "./http/retry-after.js";
 import type { AppEnv } from "./http/types.js";
 import { validationError } from "./http/validation.js";
 
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps): App {
   });
 
   app.use(requestId());
+  app.use(retryAfterOn429());
   app.use(observe(deps.logger, deps.metrics, deps.config.TRUST_PROXY));
   app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES));
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { kyselyAdapter } from "@better-auth/kysely-adapter";
 import { betterAuth } from "better-auth";
 import { APIError } from "better-auth/api";
@@ -18,6 +19,17 @@ export interface AuthDeps {
   logger: Logger;
   /** Read at send time, so a lane swapped in after construction is the one used. */
   mail: () => MailLane | undefined;
+  /**
+   * Where a refused code mail is reported to the request that asked for it. better-auth runs the
+   * sender through `runInBackgroundOrAwait`, which awaits it but swallows what it throws (1.7): a
+   * refusal would otherwise be answered "code sent". The caller runs the request inside
+   * `mailOutcome.run({})` and reads `refused` afterwards.
+   */
+  mailOutcome: AsyncLocalStorage<MailOutcome>;
+}
+
+export interface MailOutcome {
+  refused?: string;
 }
 
 function otpMail(code: string) {
@@ -97,7 +109,9 @@ export function authOptions(deps: AuthDeps) {
           const sent = await lane.send({ to: email, ...otpMail(otp) });
           if (!sent.ok) {
             logger.warn({ reason: sent.reason }, "sign-in code mail refused");
-            throw new APIError("BAD_GATEWAY", { message: "The mail lane refused the sign-in code." });
+            const outcome = deps.mailOutcome.getStore();
+            if (outcome) outcome.refused = sent.reason;
+            else throw new APIError("BAD_GATEWAY", { message: "The mail lane refused the sign-in code." });
           }
         },
       }),
@@ -165,9 +179,12 @@ export async function startAuth(deps: AuthDeps): Promise<Auth> {
  * Several instances may start at once: if another one created a table first, plan again (a few
  * times) rather than fail.
  */
-export async function migrateAuth(deps: Omit<AuthDeps, "mail">): Promise<void> {
+export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome">): Promise<void> {
   // getMigrations needs the driver itself, not an adapter: the schema is the same.
-  const options = { ...authOptions({ ...deps, mail: () => undefined }), database: deps.database.raw };
+  const options = {
+    ...authOptions({ ...deps, mail: () => undefined, mailOutcome: new AsyncLocalStorage() }),
+    database: deps.database.raw,
+  };
   for (let attempt = 1; ; attempt++) {
     const plan = await getMigrations(options);
     if (plan.toBeCreated.length === 0 && plan.toBeAdded.length === 0) return;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
@@ -7,15 +8,30 @@ import { ApiError, renderError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { registerAccountActions } from "./actions.js";
 import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
-import type { Auth } from "./auth.js";
+import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
 import { asApiError, authHeaders, field, pageHeaders, seeOther } from "./http.js";
+import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
 import { SignInPage, type SignInStep } from "./views.jsx";
 
 const Email = z.email().max(254);
-const SIGN_IN_PER_IP = { name: "signin-ip", points: 20, durationSec: 3600 };
-const SIGN_IN_PER_EMAIL = { name: "signin-email", points: 5, durationSec: 3600 };
 const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
+
+/**
+ * The better-auth routes the product uses (README "Accounts"), by method and path under
+ * /api/auth; everything else better-auth would serve is a 404. `limit` marks the routes that
+ * send or check a code, which spend the per-address and per-IP sign-in budgets.
+ */
+const EXPOSED: { method: string; path: RegExp; limit?: SignInAction }[] = [
+  { method: "POST", path: /^\/email-otp\/send-verification-otp$/, limit: "send" },
+  { method: "POST", path: /^\/sign-in\/email-otp$/, limit: "check" },
+  { method: "GET", path: /^\/get-session$/ },
+  { method: "POST", path: /^\/sign-out$/ },
+  { method: "POST", path: /^\/sign-in\/social$/ },
+  { method: "POST", path: /^\/sign-in\/oauth2$/ },
+  { method: "GET", path: /^\/callback\/[\w-]+$/ },
+  { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/ },
+];
 
 type AuthModule = typeof import("./auth.js");
 
@@ -47,6 +63,13 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   // costs over half a second and tens of MB at start-up that a lookup-only process never needs.
   // A failure (database down) is not remembered, so the next request tries again.
   let loading: Promise<LoadedAuth> | undefined;
+  const mailOutcome = new AsyncLocalStorage<MailOutcome>();
+  /** Runs `fn` (which may send a sign-in code) and tells whether the mail lane refused the code. */
+  const watchingMail = async <T>(fn: () => Promise<T>): Promise<{ result: T; refused?: string }> => {
+    const outcome: MailOutcome = {};
+    const result = await mailOutcome.run(outcome, fn);
+    return { result, refused: outcome.refused };
+  };
   const loadAuth = () => {
     loading ??= import("./auth.js")
       .then(async (m) => ({
@@ -55,6 +78,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           database: deps.database,
           logger: deps.logger,
           mail: () => deps.mail,
+          mailOutcome,
         }),
         isAPIError: m.isAPIError,
       }))
@@ -72,12 +96,36 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   };
 
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
+    const sub = c.req.path.slice("/api/auth".length);
+    const route = EXPOSED.find((r) => r.method === c.req.method && r.path.test(sub));
+    if (!route) throw new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`);
     if (!deps.mail && c.req.path === SEND_OTP_PATH) {
       throw new ApiError("unavailable", "Sign-in is unavailable: no mail lane is configured on this server.");
     }
+    if (route.limit) {
+      const body = (await c.req.raw
+        .clone()
+        .json()
+        .catch(() => null)) as { email?: unknown } | null;
+      // Without an address better-auth answers 400 itself; the IP budget is spent either way.
+      const address = typeof body?.email === "string" ? body.email : "";
+      const budget = await spendSignIn(deps.limiter, route.limit, c.get("clientIp"), address);
+      if (!budget.allowed) {
+        throw new ApiError(
+          "rate_limited",
+          route.limit === "send"
+            ? "Too many sign-in codes requested; retry later."
+            : "Too many sign-in code checks; retry later.",
+          { reason: "SIGN_IN_LIMIT", headers: { "Retry-After": String(budget.retryAfterSec) } },
+        );
+      }
+    }
     const req = new Request(c.req.raw, { headers: authHeaders(c) });
     const { auth } = await loadAuth();
-    const res = await auth.handler(req);
+    const { result: res, refused } = await watchingMail(() => auth.handler(req));
+    if (refused) {
+      throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.");
+    }
     const error = await asApiError(res);
     if (!error) return res;
     if (error.code === "internal") deps.logger.error({ status: res.status, path: c.req.path }, "better-auth failed");
@@ -105,6 +153,18 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     error?: string,
   ) => c.html(SignInPage({ state, notice: error ? { kind: "error", text: error } : undefined }), status);
 
+  /** 429 page saying how long to wait, with Retry-After. */
+  const tooMany = (c: Context<AppEnv>, state: SignInStep, retryAfterSec: number) => {
+    c.header("Retry-After", String(retryAfterSec));
+    const minutes = Math.ceil(retryAfterSec / 60);
+    return signInPage(
+      c,
+      state,
+      429,
+      `Too many sign-in attempts. Try again in ${minutes} minute${minutes > 1 ? "s" : ""}.`,
+    );
+  };
+
   const signedOutState = (): SignInStep => (deps.mail ? { step: "email" } : { step: "unavailable" });
 
   // Same status, body and headers whether or not the address has an account: both get a code.
@@ -118,23 +178,14 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     );
     if (!parsed.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const email = parsed.data;
-    for (const [rule, key] of [
-      [SIGN_IN_PER_IP, c.get("clientIp")],
-      [SIGN_IN_PER_EMAIL, email],
-    ] as const) {
-      const decision = await deps.limiter.consume(rule, key);
-      if (!decision.allowed) {
-        return signInPage(c, { step: "email" }, 429, "Too many sign-in attempts. Try again later.");
-      }
-    }
+    const budget = await spendSignIn(deps.limiter, "send", c.get("clientIp"), email);
+    if (!budget.allowed) return tooMany(c, { step: "email" }, budget.retryAfterSec);
     const { auth, isAPIError } = await loadAuth();
-    try {
-      await auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) });
-    } catch (err) {
-      if (isAPIError(err) && err.statusCode === 502) {
-        return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
-      }
-      throw err;
+    const { refused } = await watchingMail(() =>
+      auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) }),
+    );
+    if (refused) {
+      return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
     }
     return signInPage(c, { step: "code", email });
   });
@@ -146,6 +197,8 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const email = Email.safeParse(field(body, "email").trim().toLowerCase());
     if (!email.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const code = field(body, "code").trim();
+    const budget = await spendSignIn(deps.limiter, "check", c.get("clientIp"), email.data);
+    if (!budget.allowed) return tooMany(c, { step: "code", email: email.data }, budget.retryAfterSec);
     const { auth, isAPIError } = await loadAuth();
     try {
       const { headers } = await auth.api.signInEmailOTP({

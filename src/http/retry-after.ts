@@ -1,0 +1,24 @@
+import type { MiddlewareHandler } from "hono";
+
+/** Seconds a 429 asks the client to wait when whoever refused did not say. */
+export const DEFAULT_RETRY_AFTER_SEC = 60;
+
+/**
+ * Every 429 leaving the app carries `Retry-After` (RFC 9110 §10.2.3). Our own limiters set an
+ * exact value; this catches the rest — better-auth's limiter says `X-Retry-After`, a page may say
+ * nothing — so a client never has to guess.
+ */
+export function retryAfterOn429(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    if (c.res.status !== 429 || c.res.headers.has("Retry-After")) return;
+    const seconds = c.res.headers.get("X-Retry-After") ?? String(DEFAULT_RETRY_AFTER_SEC);
+    try {
+      c.res.headers.set("Retry-After", seconds);
+    } catch {
+      // Headers of a fetched Response are immutable: copy it once.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("Retry-After", seconds);
+    }
+  };
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { errorOf } from "../helpers/app.js";
+import { FormAgent } from "../support/form-agent.js";
+import { accountApp } from "./support.js";
+
+const PUBLIC_URL = "http://localhost:8080";
+
+describe("sign-in codes are limited per address and per IP on every path", () => {
+  const acct = accountApp(PUBLIC_URL);
+
+  /** A JSON POST to better-auth's API from `ip`. */
+  const api = (path: string, body: unknown, ip: string) =>
+    acct.t.app.request(
+      `/api/auth${path}`,
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+        body: JSON.stringify(body),
+      },
+      { incoming: { socket: { remoteAddress: ip } } },
+    );
+
+  it("six IPs asking for codes to one address get 5 mailed, then 429 SIGN_IN_LIMIT with Retry-After", async () => {
+    const email = "victim@example.test";
+    const before = acct.smtp.messages.filter((m) => m.to.includes(email)).length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 18; i++) {
+      const res = await api("/email-otp/send-verification-otp", { email, type: "sign-in" }, `198.51.100.${i % 6}`);
+      statuses.push(res.status);
+      if (res.status === 429) {
+        const { error } = await errorOf(res);
+        expect(error).toMatchObject({
+          code: "rate_limited",
+          reason: "SIGN_IN_LIMIT",
+          message: "Too many sign-in codes requested; retry later.",
+        });
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(13);
+    await acct.smtp.waitForMessage(() => acct.smtp.messages.filter((m) => m.to.includes(email)).length >= before + 5);
+    expect(acct.smtp.messages.filter((m) => m.to.includes(email)).length).toBe(before + 5);
+    // The account page shares the address's budget.
+    const page = await new FormAgent(acct.t.app, PUBLIC_URL).post("/account/sign-in", { email });
+    expect(page.status).toBe(429);
+    expect(Number(page.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await page.text()).toMatch(/Too many sign-in attempts\. Try again in \d+ minutes?\./);
+  });
+
+  it("code checks for one address are capped at 15 an hour however many IPs guess", async () => {
+    const email = "guessed@example.test";
+    const statuses: number[] = [];
+    for (let i = 0; i < 17; i++) {
+      const res = await api("/sign-in/email-otp", { email, otp: "000000" }, `203.0.113.${i}`);
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 15).every((s) => s !== 429)).toBe(true);
+    expect(statuses.slice(15)).toEqual([429, 429]);
+    // The page's code form spends the same budget.
+    const page = await new FormAgent(acct.t.app, PUBLIC_URL).post("/account/verify", { email, code: "123456" });
+    expect(page.status).toBe(429);
+  });
+
+  it.each([
+    ["POST", "/api/auth/sign-up/email"],
+    ["POST", "/api/auth/email-otp/verify-email"],
+    ["POST", "/api/auth/forget-password/email-otp"],
+    ["POST", "/api/auth/email-otp/check-verification-otp"],
+    ["GET", "/api/auth/list-sessions"],
+    ["GET", "/api/auth/ok"],
+  ])("%s %s is not exposed: 404 not_found", async (method, path) => {
+    const res = await acct.t.app.request(path, {
+      method,
+      headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+      ...(method === "POST" && { body: JSON.stringify({ email: "x@example.test", otp: "000000", type: "sign-in" }) }),
+    });
+    expect(res.status).toBe(404);
+    expect((await errorOf(res)).error).toMatchObject({ code: "not_found", message: `No route for ${method} ${path}` });
+  });
+
+  it("the routes the product uses stay exposed", async () => {
+    expect((await acct.t.app.request("/api/auth/get-session")).status).toBe(200);
+  });
+});
+
+describe("a mail lane that refuses or is down is an error, never 'code sent'", () => {
+  const acct = accountApp(PUBLIC_URL);
+
+  it("refused (550): the page answers 502 with a way back, the API 502 upstream_error", async () => {
+    acct.smtp.setMode("reject");
+    try {
+      const page = await new FormAgent(acct.t.app, PUBLIC_URL).post("/account/sign-in", { email: "a@example.test" });
+      expect(page.status).toBe(502);
+      const html = await page.text();
+      expect(html).toContain("We could not send the code right now. Try again later.");
+      expect(html).toContain('action="/account/sign-in"');
+      const res = await acct.t.app.request("/api/auth/email-otp/send-verification-otp", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+        body: JSON.stringify({ email: "b@example.test", type: "sign-in" }),
+      });
+      expect(res.status).toBe(502);
+      expect((await errorOf(res)).error.code).toBe("upstream_error");
+    } finally {
+      acct.smtp.setMode("accept");
+    }
+  });
+
+  it("down (connection dropped): the page answers 502", async () => {
+    acct.smtp.setMode("drop");
+    try {
+      const page = await new FormAgent(acct.t.app, PUBLIC_URL).post("/account/sign-in", { email: "c@example.test" });
+      expect(page.status).toBe(502);
+      expect(await page.text()).not.toContain("on its way");
+    } finally {
+      acct.smtp.setMode("accept");
+    }
+  });
+});
