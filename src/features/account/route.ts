@@ -180,7 +180,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const email = parsed.data;
     const budget = await spendSignIn(deps.limiter, "send", c.get("clientIp"), email);
     if (!budget.allowed) return tooMany(c, { step: "email" }, budget.retryAfterSec);
-    const { auth, isAPIError } = await loadAuth();
+    const { auth } = await loadAuth();
     const { refused } = await watchingMail(() =>
       auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) }),
     );
