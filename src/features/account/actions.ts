@@ -4,7 +4,7 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
-import { authHeaders, seeOther } from "./http.js";
+import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { configuredProviders } from "./providers.js";
 import { type AccountContext, requireSameOrigin } from "./route.js";
@@ -36,7 +36,7 @@ export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountCon
     requireSameOrigin(c, ctx.publicOrigin);
     const s = await session(c);
     if (!s) throw new ApiError("unauthorized", "Sign in on the account page first.");
-    const body = await c.req.parseBody();
+    const body = await formBody(c);
     if (!csrfTokenValid(ctx.secret, s.session.id, body.csrf)) {
       throw new ApiError("forbidden", "The form token is missing or stale: reload the account page.", {
         reason: "CSRF_TOKEN",

@@ -39,6 +39,22 @@ export function pageHeaders(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/**
+ * The request's form fields. Hono's parser throws on a malformed multipart or urlencoded body
+ * (missing or wrong boundary, truncated parts): that is the client's mistake, a 400, not a 500.
+ */
+export async function formBody(c: Context): Promise<Record<string, unknown>> {
+  try {
+    return await c.req.parseBody();
+  } catch (cause) {
+    throw new ApiError(
+      "invalid_body",
+      "Request body must be a well-formed form (application/x-www-form-urlencoded or multipart/form-data).",
+      { cause },
+    );
+  }
+}
+
 /** A form field as a string ("" when absent or a file). */
 export function field(body: Record<string, unknown>, name: string): string {
   const v = body[name];

@@ -10,7 +10,7 @@ import { registerAccountActions } from "./actions.js";
 import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
 import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
-import { asApiError, authHeaders, field, pageHeaders, seeOther } from "./http.js";
+import { asApiError, authHeaders, field, formBody, pageHeaders, seeOther } from "./http.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
 import { SignInPage, type SignInStep } from "./views.jsx";
 
@@ -172,7 +172,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     requireSameOrigin(c, ctx.publicOrigin);
     if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
     const parsed = Email.safeParse(
-      field(await c.req.parseBody(), "email")
+      field(await formBody(c), "email")
         .trim()
         .toLowerCase(),
     );
@@ -193,7 +193,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.post("/account/verify", async (c) => {
     requireSameOrigin(c, ctx.publicOrigin);
     if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
-    const body = await c.req.parseBody();
+    const body = await formBody(c);
     const email = Email.safeParse(field(body, "email").trim().toLowerCase());
     if (!email.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const code = field(body, "code").trim();
