@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   OPEN_METEO_BASE_URL: optional(httpUrl).default("https://api.open-meteo.com"),
   VIES_BASE_URL: optional(httpUrl),
   UPSTREAM_TIMEOUT_MS: optional(int(50, 60_000)).default(3000),
+  UPSTREAM_MAX_BYTES: optional(int(1024, 256 * 1024 * 1024)).default(1024 * 1024),
   PUBLIC_URL: optional(httpUrl),
   AUTH_SECRET: optional(z.string().min(32, "must be at least 32 characters")),
   GITHUB_CLIENT_ID: optional(z.string().min(1)),

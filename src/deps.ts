@@ -69,7 +69,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     : cluster.isWorker
       ? new ClusterRateLimiter()
       : new MemoryRateLimiter();
-  const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, metrics };
+  const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxBytes: config.UPSTREAM_MAX_BYTES, metrics };
   const usage = new UsageCounter(database.db, {
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
   });

@@ -129,7 +129,7 @@ function toForecast(b: Body): Forecast {
 export class OpenMeteoForecaster implements Forecaster {
   private readonly upstream: UpstreamOptions;
 
-  constructor(opts: { baseUrl: string; timeoutMs: number; metrics: Metrics }) {
+  constructor(opts: { baseUrl: string; timeoutMs: number; maxBytes: number; metrics: Metrics }) {
     this.upstream = { name: "open-meteo", ...opts };
   }
 

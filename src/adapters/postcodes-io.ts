@@ -44,7 +44,7 @@ const NotFound = z.object({ status: z.literal(404), error: z.string() });
 export class PostcodesIoResolver implements PostcodeResolver {
   private readonly upstream: UpstreamOptions;
 
-  constructor(opts: { baseUrl: string; timeoutMs: number; metrics: Metrics }) {
+  constructor(opts: { baseUrl: string; timeoutMs: number; maxBytes: number; metrics: Metrics }) {
     this.upstream = { name: "postcodes.io", ...opts };
   }
 

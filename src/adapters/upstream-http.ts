@@ -6,7 +6,45 @@ export interface UpstreamOptions {
   name: string;
   baseUrl: string;
   timeoutMs: number;
+  /** Largest body read; a longer one is abandoned mid-stream and counted as `too_large`. */
+  maxBytes: number;
   metrics: Metrics;
+}
+
+/** Thrown by readCapped when a body passes its cap. */
+export class BodyTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`body larger than ${maxBytes} bytes`);
+    this.name = "BodyTooLarge";
+  }
+}
+
+/**
+ * A response body as text, read chunk by chunk and abandoned (stream cancelled, connection
+ * dropped) as soon as it passes `maxBytes`: a hostile or broken upstream can neither fill memory
+ * nor hold the request past its deadline (the fetch signal aborts this read too).
+ */
+export async function readCapped(res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  if (declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new BodyTooLarge(maxBytes);
+  }
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let total = 0;
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLarge(maxBytes);
+    }
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 export interface UpstreamReply {
@@ -18,7 +56,7 @@ export interface UpstreamReply {
 /**
  * GET `path` (already encoded, starting with "/") on the configured base URL and read a JSON
  * body. One hard deadline covers connect, headers and body; a redirect is a failure (never
- * followed), as is a body that is not JSON. Every failure is counted and thrown as
+ * followed), as is a body over `maxBytes` or one that is not JSON. Every failure is counted and thrown as
  * UpstreamError; the HTTP status is left to the caller, which knows which ones are answers.
  */
 export async function getJson(opts: UpstreamOptions, path: string): Promise<UpstreamReply> {
@@ -40,8 +78,9 @@ export async function getJson(opts: UpstreamOptions, path: string): Promise<Upst
   }
   let text: string;
   try {
-    text = await res.text();
+    text = await readCapped(res, opts.maxBytes);
   } catch (err) {
+    if (err instanceof BodyTooLarge) return fail("too_large", err.message);
     return fail(signal.aborted ? "timeout" : "network", "reading the body failed", err);
   }
   try {

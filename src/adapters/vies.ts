@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { RegistrationResult, VatRegistry } from "../ports/vat-registry.js";
 import type { Metrics } from "./metrics.js";
+import { BodyTooLarge, readCapped } from "./upstream-http.js";
 
 /** VIES member-state codes (EL for Greece, XI for Northern Ireland). */
 export const VIES_COUNTRIES = new Set(
@@ -11,6 +12,8 @@ export interface ViesOptions {
   /** e.g. https://ec.europa.eu/taxation_customs/vies/rest-api */
   baseUrl: string;
   timeoutMs: number;
+  /** Largest answer body read (UPSTREAM_MAX_BYTES). */
+  maxBytes: number;
   metrics: Metrics;
 }
 
@@ -56,7 +59,13 @@ export class ViesRegistry implements VatRegistry {
         headers: { "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify({ countryCode: country, vatNumber: number }),
       });
-      const text = await res.text();
+      let text: string;
+      try {
+        text = await readCapped(res, this.opts.maxBytes);
+      } catch (err) {
+        if (err instanceof BodyTooLarge) return fail("too_large");
+        throw err;
+      }
       try {
         body = JSON.parse(text);
       } catch {
@@ -131,10 +140,15 @@ export class CachedVatRegistry implements VatRegistry {
 
 /** VIES behind a one-hour cache when VIES_BASE_URL is set; otherwise no registry (checks say `not_configured`). */
 export function createVatRegistry(
-  config: { VIES_BASE_URL?: string; UPSTREAM_TIMEOUT_MS: number },
+  config: { VIES_BASE_URL?: string; UPSTREAM_TIMEOUT_MS: number; UPSTREAM_MAX_BYTES: number },
   metrics: Metrics,
 ): VatRegistry | undefined {
   if (!config.VIES_BASE_URL) return undefined;
-  const vies = new ViesRegistry({ baseUrl: config.VIES_BASE_URL, timeoutMs: config.UPSTREAM_TIMEOUT_MS, metrics });
+  const vies = new ViesRegistry({
+    baseUrl: config.VIES_BASE_URL,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    maxBytes: config.UPSTREAM_MAX_BYTES,
+    metrics,
+  });
   return new CachedVatRegistry(vies, { ttlMs: 60 * 60 * 1000 });
 }

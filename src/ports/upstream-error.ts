@@ -1,4 +1,4 @@
-export type UpstreamFailureKind = "timeout" | "network" | "status" | "redirect" | "garbage";
+export type UpstreamFailureKind = "timeout" | "network" | "status" | "redirect" | "garbage" | "too_large";
 
 /** An upstream provider failed; routes answer 502 `upstream_error` without the details. */
 export class UpstreamError extends Error {

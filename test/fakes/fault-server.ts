@@ -3,9 +3,26 @@ import type { AddressInfo, Socket } from "node:net";
 
 /**
  * Faults every upstream fake can play instead of answering: an error status, a non-JSON body,
- * never answering, a reset, a redirect, and `stall` (headers and part of a body, then nothing).
+ * never answering, a reset, a redirect, `stall` (headers and part of a body, then nothing),
+ * `huge` (a 64 MiB JSON-looking body streamed as fast as the socket takes it, no length),
+ * `huge-declared` (a `content-length` of 300 MB) and `drip` (a byte every 20 ms, forever: the
+ * connection never goes idle, only a deadline over the whole body ends it).
  */
-export type NetFault = "500" | "garbage" | "hang" | "reset" | "redirect" | "stall";
+export type NetFault = "500" | "garbage" | "hang" | "reset" | "redirect" | "stall" | "huge" | "huge-declared" | "drip";
+
+/** Writes `total` bytes of `[0,0,0,…` in 64 KiB chunks, respecting back-pressure, then ends. */
+function stream(res: ServerResponse, total: number): void {
+  const chunk = Buffer.from(`[${"0,".repeat(32 * 1024 - 1)}`.slice(0, 64 * 1024));
+  let sent = 0;
+  const pump = () => {
+    while (sent < total && !res.destroyed) {
+      sent += chunk.length;
+      if (!res.write(chunk)) return void res.once("drain", pump);
+    }
+    res.end();
+  };
+  pump();
+}
 
 /**
  * Plays `fault` on `res` and returns true, or returns false when there is none to play (or it is
@@ -36,6 +53,21 @@ export function answerFault(
     case "redirect":
       res.writeHead(302, { location: "http://127.0.0.1:1/elsewhere" }).end();
       return true;
+    case "huge":
+      res.writeHead(200, { "content-type": "application/json" });
+      stream(res, 64 * 1024 * 1024);
+      return true;
+    case "huge-declared":
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(300_000_000) });
+      stream(res, 300_000_000);
+      return true;
+    case "drip": {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("[");
+      const timer = setInterval(() => (res.destroyed ? clearInterval(timer) : res.write(" ")), 20);
+      res.on("close", () => clearInterval(timer));
+      return true;
+    }
     default:
       return false;
   }

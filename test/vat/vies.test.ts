@@ -101,6 +101,8 @@ describe("VIES registration check (fake VIES REST API on 127.0.0.1)", () => {
     ["hang", "timeout", "44440003"],
     ["reset", "network", "44440004"],
     ["ms_unavailable", "MS_UNAVAILABLE", "44440005"],
+    ["huge", "too_large", "44440006"],
+    ["huge-declared", "too_large", "44440007"],
   ])("an outage (%s) is unknown, never invalid, and is not cached", async (fault, reason, stem) => {
     const number = germanNumber(stem);
     fake.fault = fault;

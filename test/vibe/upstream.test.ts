@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { normaliseLabel } from "../../src/adapters/classifier/upstream.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
@@ -58,6 +60,10 @@ describe("upstream classifier (Hugging Face–style)", () => {
     ["malformed JSON", () => (provider.fault = "malformed")],
     ["a hang (timeout)", () => (provider.fault = "hang")],
     ["a reset", () => (provider.fault = "reset")],
+    ["a redirect (never followed)", () => (provider.fault = "redirect")],
+    ["a 64 MiB body (cap UPSTREAM_MAX_BYTES)", () => (provider.fault = "huge")],
+    ["a declared 300 MB body", () => (provider.fault = "huge-declared")],
+    ["a body dripping past the deadline", () => (provider.fault = "drip")],
     ["the wrong number of results", () => (provider.wrongLength = true)],
     ["an unknown label", () => (provider.unknownLabel = true)],
   ];
@@ -70,6 +76,27 @@ describe("upstream classifier (Hugging Face–style)", () => {
       code: "upstream_error",
       message: "The classification provider failed; retry later.",
     });
+  });
+
+  it("a redirect to a working provider is still not followed: the texts go nowhere else", async () => {
+    const redirector = createServer((req, res) => {
+      res.writeHead(307, { location: `${provider.url}${req.url}` }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    const port = (redirector.address() as AddressInfo).port;
+    const other = await embeddedHarness({
+      CLASSIFIER_URL: `http://127.0.0.1:${port}/models/x`,
+      UPSTREAM_TIMEOUT_MS: "300",
+    });
+    try {
+      const otherKey = (await other.keys.create({ name: "r", permissions: [PERMISSION] })).key;
+      const res = await classify(other.t, ["good"], bearer(otherKey));
+      expect(res.status).toBe(502);
+      expect(provider.calls).toHaveLength(0);
+    } finally {
+      await other.close();
+      redirector.close();
+    }
   });
 
   it("refused connections → 502 upstream_error", async () => {

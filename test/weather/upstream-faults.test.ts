@@ -3,7 +3,17 @@ import type { Fault } from "../fakes/upstream-fake.js";
 import { errorOf } from "../helpers/app.js";
 import { q, type WeatherRig, weatherRig } from "./setup.js";
 
-const FAULTS: Exclude<Fault, null>[] = ["500", "garbage", "hang", "reset", "redirect", "stall"];
+const FAULTS: Exclude<Fault, null>[] = [
+  "500",
+  "garbage",
+  "hang",
+  "reset",
+  "redirect",
+  "stall",
+  "huge",
+  "huge-declared",
+  "drip",
+];
 
 describe("weather and postcode upstream failures", () => {
   // A fresh app (and so an empty cache) per test.

@@ -10,6 +10,7 @@ export function createClassifier(config: Config): Classifier {
       url: config.CLASSIFIER_URL,
       token: config.CLASSIFIER_TOKEN,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      maxBytes: config.UPSTREAM_MAX_BYTES,
     });
   }
   return new VaderClassifier();

@@ -6,12 +6,15 @@ import {
   type Label,
   type ModelInfo,
 } from "../../ports/classifier.js";
+import { readCapped } from "../upstream-http.js";
 
 export interface UpstreamClassifierOptions {
   url: string;
   token?: string;
   /** Hard deadline for the whole call (UPSTREAM_TIMEOUT_MS). */
   timeoutMs: number;
+  /** Largest answer body read (UPSTREAM_MAX_BYTES). */
+  maxBytes: number;
 }
 
 const LabelScore = z.object({ label: z.string(), score: z.number().min(0).max(1) });
@@ -61,8 +64,14 @@ export class UpstreamClassifier implements Classifier {
         },
         body: JSON.stringify({ inputs: texts }),
         signal: AbortSignal.timeout(this.opts.timeoutMs),
+        // A redirect is a failure, never followed: the texts (and the token) go nowhere else.
+        redirect: "manual",
       });
-      const text = await res.text();
+      if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+        await res.body?.cancel().catch(() => {});
+        return { ok: false, detail: `classifier redirected with ${res.status}` };
+      }
+      const text = await readCapped(res, this.opts.maxBytes);
       if (!res.ok) return { ok: false, detail: `classifier answered ${res.status}` };
       body = JSON.parse(text);
     } catch (err) {

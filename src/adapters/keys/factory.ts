@@ -13,6 +13,7 @@ export function createKeyStore(config: Config, database: Database, limiter: Rate
       rootKey: config.UNKEY_ROOT_KEY,
       apiId: config.UNKEY_API_ID,
       timeoutMs: config.UNKEY_TIMEOUT_MS,
+      maxBytes: config.UPSTREAM_MAX_BYTES,
     });
   }
   return new EmbeddedKeyStore(database.db, limiter);

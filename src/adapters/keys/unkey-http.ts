@@ -1,3 +1,5 @@
+import { BodyTooLarge, readCapped } from "../upstream-http.js";
+
 /** Talking to Unkey's v2 API: one deadline per call, one retry only when no connection was made. */
 
 export interface UnkeyHttpOptions {
@@ -5,6 +7,8 @@ export interface UnkeyHttpOptions {
   rootKey: string;
   /** Hard deadline for one call, retry included (UNKEY_TIMEOUT_MS). */
   timeoutMs: number;
+  /** Largest answer body read (UPSTREAM_MAX_BYTES). */
+  maxBytes: number;
 }
 
 export type UnkeyResponse =
@@ -31,7 +35,14 @@ export async function callUnkey(opts: UnkeyHttpOptions, path: string, payload: u
         body: JSON.stringify(payload),
         signal,
       });
-      const text = await res.text();
+      let text: string;
+      try {
+        text = await readCapped(res, opts.maxBytes);
+      } catch (err) {
+        if (err instanceof BodyTooLarge)
+          return { ok: false, detail: `Unkey ${path} answered a body over ${err.maxBytes} bytes` };
+        throw err;
+      }
       try {
         return { ok: true, status: res.status, body: JSON.parse(text) };
       } catch {
