@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   OPEN_METEO_BASE_URL: optional(httpUrl).default("https://api.open-meteo.com"),
   VIES_BASE_URL: optional(httpUrl),
   UPSTREAM_TIMEOUT_MS: optional(int(50, 60_000)).default(3000),
+  METRICS_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
   UPSTREAM_MAX_BYTES: optional(int(1024, 256 * 1024 * 1024)).default(1024 * 1024),
   PUBLIC_URL: optional(httpUrl),
   AUTH_SECRET: optional(z.string().min(32, "must be at least 32 characters")),
@@ -109,7 +110,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 /** AUTH_SECRET from the environment, else one generated into DATA_DIR on first start. */
 export function resolveAuthSecret(cfg: Config): string {
   if (cfg.AUTH_SECRET) return cfg.AUTH_SECRET;
-  mkdirSync(cfg.DATA_DIR, { recursive: true });
+  mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 });
   const file = join(cfg.DATA_DIR, "auth-secret");
   if (!existsSync(file)) {
     writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600, flag: "wx" });

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
@@ -28,9 +28,20 @@ export function openDatabase(opts: DatabaseOptions): Database {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.logger) : openSqlite(opts.dataDir);
 }
 
-function openSqlite(dataDir: string): Database {
-  mkdirSync(dataDir, { recursive: true });
+/**
+ * The data directory (0700 when we create it) and the database file, owner-only (0600): SQLite
+ * creates its -wal and -shm files with the database file's mode, so they are 0600 too.
+ */
+function privateDatabaseFile(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, "almanac.db");
+  closeSync(openSync(file, "a", 0o600));
+  chmodSync(file, 0o600);
+  return file;
+}
+
+function openSqlite(dataDir: string): Database {
+  const file = privateDatabaseFile(dataDir);
   const raw = new SQLite(file);
   raw.pragma("journal_mode = WAL");
   // FULL: a commit is fsynced before it is acknowledged, so nothing acknowledged is lost

@@ -1,5 +1,7 @@
+import { timingSafeEqual } from "node:crypto";
 import type { Hono } from "hono";
 import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 
 /** Operations outside /v1: liveness, readiness, Prometheus metrics. */
@@ -17,7 +19,16 @@ export function registerOps(app: Hono<AppEnv>, deps: AppDeps): void {
     return c.json({ status: ready ? "ready" : "not_ready", checks }, ready ? 200 : 503);
   });
 
+  const metricsToken = deps.config.METRICS_TOKEN ? Buffer.from(`Bearer ${deps.config.METRICS_TOKEN}`) : undefined;
   app.get("/metrics", async (c) => {
+    if (metricsToken) {
+      const sent = Buffer.from(c.req.header("Authorization") ?? "");
+      if (sent.length !== metricsToken.length || !timingSafeEqual(sent, metricsToken)) {
+        throw new ApiError("unauthorized", "Metrics need the bearer token set in METRICS_TOKEN.", {
+          headers: { "WWW-Authenticate": 'Bearer realm="metrics"' },
+        });
+      }
+    }
     const { contentType, body } = await deps.metrics.render();
     return c.body(body, 200, { "Content-Type": contentType });
   });
