@@ -17,6 +17,7 @@ import { registerWeather } from "./features/weather/route.js";
 import { bodyLimit } from "./http/body-limit.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
+import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { observe } from "./http/observe.js";
 import { requestId } from "./http/request-id.js";
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps): App {
 
   registerOps(app, deps);
   registerDocs(app);
+  app.use("/v1/*", invalidKeyThrottle(deps.limiter, deps.config.INVALID_KEY_LIMIT));
   // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
   app.use(
     "/v1/*",

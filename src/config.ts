@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   OPEN_METEO_BASE_URL: optional(httpUrl).default("https://api.open-meteo.com"),
   VIES_BASE_URL: optional(httpUrl),
   UPSTREAM_TIMEOUT_MS: optional(int(50, 60_000)).default(3000),
+  INVALID_KEY_LIMIT: optional(int(1, 1_000_000)).default(20),
   METRICS_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
   UPSTREAM_MAX_BYTES: optional(int(1024, 256 * 1024 * 1024)).default(1024 * 1024),
   PUBLIC_URL: optional(httpUrl),
