@@ -5,6 +5,7 @@ import { createApp } from "./app.js";
 import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
 import { buildDeps, closeDeps } from "./deps.js";
+import { createContactOutbox } from "./features/contact/outbox.js";
 import { startServer } from "./server.js";
 
 /**
@@ -17,6 +18,8 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const deps = await buildDeps(config, logger);
   const app = createApp(deps);
   const running = await startServer(app, { ...config, port: config.PORT, host: config.HOST }, logger);
+  const outbox = createContactOutbox(deps);
+  outbox.start();
   logger.info(
     {
       port: running.port,
@@ -33,6 +36,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     stopping = true;
     logger.info({ signal }, "shutting down: draining in-flight requests");
     await running.close();
+    await outbox.stop();
     await closeDeps(deps);
     logger.info("stopped");
     logger.flush?.();

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Prometheus metrics for one app instance (its own registry: no module-level singletons). */
 export class Metrics {
@@ -28,6 +28,25 @@ export class Metrics {
     labelNames: ["limiter"] as const,
     registers: [this.registry],
   });
+
+  /** The contact outbox (src/features/contact/outbox.ts). */
+  readonly contactOutbox = {
+    sentTotal: new Counter({
+      name: "contact_outbox_sent_total",
+      help: "Contact messages the outbox resent successfully (resumed pending or retried failed)",
+      registers: [this.registry],
+    }),
+    failedTotal: new Counter({
+      name: "contact_outbox_failed_total",
+      help: "Outbox resend attempts the mail lane refused",
+      registers: [this.registry],
+    }),
+    pending: new Gauge({
+      name: "contact_outbox_pending",
+      help: "Contact messages not sent yet with attempts left, at the outbox's last pass",
+      registers: [this.registry],
+    }),
+  };
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });

@@ -36,6 +36,14 @@ describe("almanac contact list|retry (spawned, temp DATA_DIR, real SMTP server)"
     ]);
   });
 
+  it("outbox shows the backlog, and the failed message is due once the backoff has passed", async () => {
+    const waiting = await runCli(["contact", "outbox"], { ...env, CONTACT_RETRY_BASE_MS: "3600000" });
+    expect(waiting.code).toBe(0);
+    expect(JSON.parse(waiting.stdout)).toEqual({ pending: 0, failed: 1, due_now: 0, exhausted: 0 });
+    const due = await runCli(["contact", "outbox"], { ...env, CONTACT_RETRY_BASE_MS: "100" });
+    expect(JSON.parse(due.stdout)).toMatchObject({ failed: 1, due_now: 1 });
+  });
+
   it("retry --all-failed sends it, and list shows it sent on attempt 2", async () => {
     const run = await runCli(["contact", "retry", "--all-failed"], env);
     expect(run.code).toBe(0);

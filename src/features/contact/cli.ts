@@ -5,6 +5,7 @@ import type { Config } from "../../config.js";
 import { type Database, openDatabase } from "../../db/database.js";
 import { migrate } from "../../db/migrations.js";
 import { deliverContact } from "./deliver.js";
+import { ContactOutbox } from "./outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "./store.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
@@ -104,5 +105,55 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
         await lane.close();
       }
       if (failures > 0) process.exitCode = 1;
+    });
+
+  contact
+    .command("outbox")
+    .description("the outbox's backlog as JSON: unsent messages, how many are due now; --run sends what is due")
+    .option("--run", "run one outbox pass now (as the server does every CONTACT_OUTBOX_INTERVAL_MS)")
+    .action(async (opts: { run?: boolean }) => {
+      const config = loadConfig();
+      if (opts.run && !config.MAIL_URL) fail("MAIL_URL is not set: there is no mail lane to send with");
+      const lane =
+        opts.run && config.MAIL_URL
+          ? createSmtpMailLane({
+              url: config.MAIL_URL,
+              from: config.MAIL_FROM,
+              timeoutMs: config.MAIL_TIMEOUT_MS,
+              logger: pino({ level: "silent" }),
+            })
+          : undefined;
+      try {
+        await withStore(config, async (store) => {
+          const outbox = new ContactOutbox(
+            store,
+            () => lane,
+            config.CONTACT_TO,
+            {
+              intervalMs: config.CONTACT_OUTBOX_INTERVAL_MS,
+              pendingGraceMs: config.CONTACT_PENDING_GRACE_MS,
+              retryBaseMs: config.CONTACT_RETRY_BASE_MS,
+              maxAttempts: config.CONTACT_MAX_ATTEMPTS,
+            },
+            { sent: () => {}, failed: () => {}, backlog: () => {} },
+            pino({ level: "silent" }),
+          );
+          const unsent = await store.unsent(config.CONTACT_MAX_ATTEMPTS, 100_000);
+          const exhausted = (await store.list("failed", 100_000)).filter(
+            (r) => r.attempts >= config.CONTACT_MAX_ATTEMPTS,
+          ).length;
+          const stats = {
+            pending: unsent.filter((r) => r.status === "pending").length,
+            failed: unsent.filter((r) => r.status === "failed").length,
+            due_now: unsent.filter((r) => outbox.isDue(r)).length,
+            exhausted,
+          };
+          const run = opts.run ? await outbox.runOnce(100_000) : undefined;
+          process.stdout.write(`${JSON.stringify(run ? { ...stats, run } : stats)}\n`);
+          if (run && run.failed > 0) process.exitCode = 1;
+        });
+      } finally {
+        await lane?.close();
+      }
     });
 }

@@ -66,6 +66,18 @@ export class ContactStore {
     return q.orderBy("created_at", "desc").executeTakeFirst();
   }
 
+  /** Messages not sent yet (pending or failed) with attempts left, oldest change first. */
+  async unsent(maxAttempts: number, limit: number): Promise<ContactRow[]> {
+    return this.db
+      .selectFrom("contact_messages")
+      .selectAll()
+      .where("status", "in", ["pending", "failed"])
+      .where("attempts", "<", maxAttempts)
+      .orderBy("updated_at", "asc")
+      .limit(limit)
+      .execute();
+  }
+
   async list(status?: ContactStatus, limit = 100): Promise<ContactRow[]> {
     let q = this.db.selectFrom("contact_messages").selectAll().orderBy("created_at", "asc").orderBy("id").limit(limit);
     if (status) q = q.where("status", "=", status);

@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ContactOutbox, createContactOutbox } from "../../src/features/contact/outbox.js";
+import { ContactStore } from "../../src/features/contact/store.js";
+import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
+import { ADA, type ContactHarness, contactHarness } from "./setup.js";
+
+const MIN = 60_000;
+
+/** A clock the test moves by hand, shared by the app and its outbox. */
+function clock(start = Date.parse("2026-11-22T10:00:00Z")) {
+  let at = start;
+  return { now: () => new Date(at), advance: (ms: number) => (at += ms) };
+}
+
+describe.each([
+  ["SQLite", false],
+  ["PostgreSQL", true],
+])("contact outbox on %s", (_name, postgres) => {
+  let h: ContactHarness | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  const c = clock();
+
+  const start = async (env: Record<string, string> = {}) => {
+    const pg = postgres ? await freshPostgresUrl() : undefined;
+    drop = pg?.drop;
+    h = await contactHarness({ ...(pg && { DATABASE_URL: pg.url }), ...env }, () => ({ now: c.now }));
+    return { h, outbox: createContactOutbox(h.t.deps) };
+  };
+  afterEach(async () => {
+    await h?.close();
+    await drop?.();
+    h = undefined;
+    drop = undefined;
+  });
+
+  it.skipIf(postgres && !DATABASE_URL)("resumes a message a crash left pending, after the grace period", async () => {
+    const { h, outbox } = await start({ CONTACT_PENDING_GRACE_MS: String(5 * MIN) });
+    // What a crash between "stored" and "sent" leaves behind.
+    const row = await new ContactStore(h.t.deps.database.db, c.now).create({ ...ADA, clientIp: "192.0.2.1" });
+    c.advance(MIN);
+    expect(await outbox.runOnce()).toMatchObject({ due: 0, sent: 0 }); // maybe still being sent
+    c.advance(5 * MIN);
+    expect(await outbox.runOnce()).toMatchObject({ due: 1, sent: 1 });
+    const mail = await h.smtp.waitForMessage((m) => m.text.includes(row.id));
+    expect(mail.subject).toBe(`[Contact] ${ADA.subject}`);
+    expect(await h.rows()).toEqual([expect.objectContaining({ id: row.id, status: "sent", attempts: 2 })]);
+    expect(await outbox.runOnce()).toMatchObject({ due: 0 }); // sent once only
+    expect(h.smtp.messages.filter((m) => m.text.includes(row.id))).toHaveLength(1);
+  });
+
+  it.skipIf(postgres && !DATABASE_URL)(
+    "retries a failed send when the lane is back, with exponential backoff, visible in /metrics",
+    async () => {
+      const { h, outbox } = await start({ CONTACT_RETRY_BASE_MS: String(MIN), CONTACT_MAX_ATTEMPTS: "3" });
+      h.smtp.setMode("reject");
+      expect((await h.post(ADA)).status).toBe(502);
+      const [failed] = await h.rows();
+      expect(failed).toMatchObject({ status: "failed", attempts: 1 });
+
+      c.advance(30_000);
+      expect((await outbox.runOnce()).due).toBe(0); // base 1 min not yet passed
+      c.advance(31_000);
+      expect(await outbox.runOnce()).toMatchObject({ due: 1, failed: 1 }); // lane still refuses: attempt 2
+      c.advance(MIN + 1000);
+      expect((await outbox.runOnce()).due).toBe(0); // second wait is 2 min
+      h.smtp.setMode("accept");
+      c.advance(MIN);
+      expect(await outbox.runOnce()).toMatchObject({ due: 1, sent: 1 });
+      expect(await h.rows()).toEqual([expect.objectContaining({ status: "sent", attempts: 3 })]);
+
+      const metrics = await (await h.t.app.request("/metrics")).text();
+      expect(metrics).toMatch(/contact_outbox_sent_total 1\b/);
+      expect(metrics).toMatch(/contact_outbox_failed_total 1\b/);
+      expect(metrics).toMatch(/contact_outbox_pending 1\b/); // the backlog its last pass saw
+    },
+  );
+
+  it.skipIf(postgres && !DATABASE_URL)("leaves a message that used up its attempts to the operator", async () => {
+    const { h, outbox } = await start({ CONTACT_RETRY_BASE_MS: "1000", CONTACT_MAX_ATTEMPTS: "1" });
+    h.smtp.setMode("reject");
+    expect((await h.post(ADA)).status).toBe(502);
+    h.smtp.setMode("accept");
+    c.advance(24 * 60 * MIN);
+    expect(await outbox.runOnce()).toMatchObject({ due: 0, sent: 0 });
+    expect((await h.rows())[0]?.status).toBe("failed");
+  });
+
+  it.skipIf(postgres && !DATABASE_URL)("two instances on one database never send a message twice", async () => {
+    const { h, outbox } = await start({ CONTACT_PENDING_GRACE_MS: "1000" });
+    const store = new ContactStore(h.t.deps.database.db, c.now);
+    const rows = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => store.create({ ...ADA, subject: `n${i}`, clientIp: "192.0.2.1" })),
+    );
+    c.advance(2000);
+    const other = createContactOutbox(h.t.deps);
+    const [a, b] = await Promise.all([outbox.runOnce(), other.runOnce()]);
+    expect(a.sent + b.sent).toBe(5);
+    expect(a.skipped + b.skipped + a.sent + b.sent).toBeGreaterThanOrEqual(5);
+    for (const r of rows) {
+      await h.smtp.waitForMessage((m) => m.text.includes(r.id));
+      expect(h.smtp.messages.filter((m) => m.text.includes(r.id))).toHaveLength(1);
+    }
+  });
+});
+
+describe("the outbox worker loop", () => {
+  it("start() runs passes on its interval and stop() waits for the one in flight", async () => {
+    const h = await contactHarness({ CONTACT_OUTBOX_INTERVAL_MS: "100", CONTACT_PENDING_GRACE_MS: "1000" });
+    try {
+      const row = await new ContactStore(h.t.deps.database.db, () => new Date(Date.now() - 5000)).create({
+        ...ADA,
+        clientIp: "192.0.2.1",
+      });
+      const outbox = createContactOutbox(h.t.deps);
+      expect(outbox).toBeInstanceOf(ContactOutbox);
+      outbox.start();
+      await h.smtp.waitForMessage((m) => m.text.includes(row.id), 10_000);
+      await outbox.stop();
+      expect((await h.rows())[0]?.status).toBe("sent");
+    } finally {
+      await h.close();
+    }
+  });
+});
