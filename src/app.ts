@@ -4,6 +4,7 @@ import { registerAccount } from "./features/account/route.js";
 import { registerBillingWebhook } from "./features/billing/webhook.js";
 import { registerContact } from "./features/contact/route.js";
 import { registerHolidays } from "./features/holidays/route.js";
+import { registerHome } from "./features/home/route.js";
 import { registerUsage } from "./features/keys/usage-route.js";
 import { registerMoon } from "./features/moon/route.js";
 import { registerDocs } from "./features/ops/docs.js";
@@ -15,6 +16,7 @@ import { registerVat } from "./features/vat/route.js";
 import { registerVibe } from "./features/vibe/route.js";
 import { registerWeather } from "./features/weather/route.js";
 import { bodyLimit } from "./http/body-limit.js";
+import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
 import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
@@ -40,8 +42,11 @@ export function createApp(deps: AppDeps): App {
   app.use(observe(deps.logger, deps.metrics, deps.config.TRUST_PROXY));
   app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES));
 
+  // Before the limits: a browser's preflight is answered (204) without counting against anything.
+  app.use("/v1/*", publicCors());
   registerOps(app, deps);
   registerDocs(app);
+  registerHome(app);
   app.use("/v1/*", invalidKeyThrottle(deps.limiter, deps.config.INVALID_KEY_LIMIT));
   // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
   app.use(
@@ -78,7 +83,9 @@ export function createApp(deps: AppDeps): App {
         'Every error is `{"error":{"code","message","reason"?,"details"?,"request_id"}}`; ' +
         "every response carries `X-Request-Id`.",
     },
-    servers: [{ url: deps.config.PUBLIC_URL }],
+    // Relative: "Try it out" on /docs calls whichever host served the page (localhost,
+    // 127.0.0.1 or a public name), never a fixed PUBLIC_URL.
+    servers: [{ url: "/" }],
   });
 
   const allowed = allowedMethods(app);

@@ -6,6 +6,7 @@ import { type TestApp, testApp } from "./helpers/app.js";
  * Anything else the app serves must be described in /v1/openapi.json, and vice versa.
  */
 const OPERATIONAL = [
+  "GET /",
   "GET /healthz",
   "GET /readyz",
   "GET /metrics",

@@ -36,22 +36,32 @@ describe("e-mail sign-in", () => {
     const agent = acct.agent();
     const code = await requestCode(agent, acct.smtp, "once@example.test");
     expect((await agent.post("/account/verify", { email: "once@example.test", code })).status).toBe(303);
-    const again = await acct.agent().post("/account/verify", { email: "once@example.test", code });
-    expect(again.status).toBe(400);
-    expect(await again.text()).toContain("That code is wrong or has expired.");
-    expect(again.headers.getSetCookie()).toEqual([]);
+    const other = acct.agent();
+    const again = await other.post("/account/verify", { email: "once@example.test", code });
+    // Post/Redirect/Get: the refusal is shown on the page after the redirect; no session.
+    expect(again.status).toBe(303);
+    expect(again.headers.getSetCookie().filter((c) => c.includes("session_token"))).toEqual([]);
+    const page = await (await other.follow(again, "/account/verify")).res.text();
+    expect(page).toContain("That code is wrong or has expired. 2 tries left.");
   });
 
-  it("after three wrong codes even the right code is refused", async () => {
+  it("after three wrong codes even the right code is refused; the page counts the tries down", async () => {
     const agent = acct.agent();
     const code = await requestCode(agent, acct.smtp, "guess@example.test");
     const wrong = code === "000000" ? "111111" : "000000";
+    const pages: string[] = [];
     for (let i = 0; i < 3; i++) {
-      expect((await agent.post("/account/verify", { email: "guess@example.test", code: wrong })).status).toBe(400);
+      const res = await agent.post("/account/verify", { email: "guess@example.test", code: wrong });
+      expect(res.status).toBe(303);
+      pages.push(await (await agent.follow(res, "/account/verify")).res.text());
     }
+    expect(pages[0]).toContain("2 tries left");
+    expect(pages[1]).toContain("1 try left");
+    expect(pages[2]).toContain("Too many wrong codes. Request a new code.");
+    expect(pages[2]).toContain('action="/account/sign-in"'); // back to the address form
     const right = await agent.post("/account/verify", { email: "guess@example.test", code });
-    expect(right.status).toBe(400);
-    expect(right.headers.getSetCookie()).toEqual([]);
+    expect(right.status).toBe(303);
+    expect(right.headers.getSetCookie().filter((c) => c.includes("session_token"))).toEqual([]);
   });
 
   it("an expired code is refused", async () => {
@@ -61,8 +71,31 @@ describe("e-mail sign-in", () => {
       acct.t.deps.database.db,
     );
     const res = await agent.post("/account/verify", { email: "late@example.test", code });
-    expect(res.status).toBe(400);
-    expect(await res.text()).toContain("That code is wrong or has expired.");
+    expect(res.status).toBe(303);
+    expect(await (await agent.follow(res, "/account/verify")).res.text()).toContain(
+      "That code is wrong or has expired.",
+    );
+  });
+
+  it("Post/Redirect/Get: a reload after 'send me a code' sends nothing; resend and another address are buttons", async () => {
+    const agent = acct.agent();
+    const before = acct.smtp.messages.length;
+    const sent = await agent.post("/account/sign-in", { email: "reload@example.test" });
+    expect(sent.status).toBe(303);
+    for (let i = 0; i < 3; i++) {
+      const page = await agent.get("/account"); // what a reload does after the redirect
+      const html = await page.text();
+      expect(html).toMatch(/<input[^>]*id="code"[^>]*autofocus/);
+      expect(html).toContain("3 tries left for this code.");
+      expect(html).toContain("Send a new code");
+    }
+    await acct.smtp.waitForMessage((m) => m.to.includes("reload@example.test"));
+    expect(acct.smtp.messages.length).toBe(before + 1);
+    const resent = await agent.post("/account/sign-in", { email: "reload@example.test" });
+    expect(await (await agent.follow(resent, "/account/sign-in")).res.text()).toContain("A new code is on its way.");
+    const restart = await agent.post("/account/sign-in/restart", {});
+    const fresh = await (await agent.follow(restart, "/account/sign-in/restart")).res.text();
+    expect(fresh).toContain('id="email"');
   });
 
   it("stores the code hashed, never in plain text", async () => {

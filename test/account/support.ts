@@ -21,7 +21,9 @@ export async function codeFor(smtp: SmtpTestServer, email: string, after = 0): P
 export async function requestCode(agent: FormAgent, smtp: SmtpTestServer, email: string): Promise<string> {
   const before = smtp.messages.length;
   const sent = await agent.post("/account/sign-in", { email });
-  expect(sent.status).toBe(200);
+  // Post/Redirect/Get: the code form is on the page the redirect leads to.
+  expect(sent.status).toBe(303);
+  expect(sent.headers.get("location")).toBe("/account");
   return codeFor(smtp, email, before);
 }
 

@@ -18,6 +18,7 @@ const NOTICES: Record<string, Notice> = {
   linked: { kind: "ok", text: "The identity was linked." },
   unlinked: { kind: "ok", text: "The identity was unlinked." },
   signed_out: { kind: "ok", text: "You are signed out." },
+  too_many_codes: { kind: "error", text: "Too many wrong codes. Request a new code." },
 };
 
 const LINK_ERRORS: Record<string, string> = {
@@ -25,7 +26,11 @@ const LINK_ERRORS: Record<string, string> = {
 };
 
 /** The signed-in part of /account: keys, identities, sign out. Every POST: same origin + CSRF token. */
-export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext, signedOut: () => SignInStep) {
+export function registerAccountActions(
+  app: OpenAPIHono<AppEnv>,
+  ctx: AccountContext,
+  signedOut: (c: Context<AppEnv>) => Promise<{ state: SignInStep; notice?: Notice }>,
+) {
   const { deps, loadAuth } = ctx;
   const providers = configuredProviders(deps.config);
 
@@ -78,7 +83,10 @@ export function registerAccountActions(app: OpenAPIHono<AppEnv>, ctx: AccountCon
   app.get("/account", async (c) => {
     const s = await session(c);
     const notice = NOTICES[c.req.query("notice") ?? ""];
-    if (!s) return c.html(SignInPage({ state: signedOut(), notice }));
+    if (!s) {
+      const out = await signedOut(c);
+      return c.html(SignInPage({ state: out.state, notice: out.notice ?? notice }));
+    }
     const linkError = c.req.query("error");
     if (linkError !== undefined) {
       const text = LINK_ERRORS[linkError] ?? "Linking did not complete. Try again.";

@@ -6,6 +6,9 @@ export const ACCOUNT_CSS = `
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d;
   --accent: #4493f8; --danger: #f85149; --ok-bg: #12261a; --err-bg: #2d1214; --card: #161b22; } }
 * { box-sizing: border-box; }
+pre { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; overflow-x: auto;
+  white-space: pre-wrap; word-break: break-all; margin: .25rem 0 1rem; }
+dl.examples dt { font-weight: 600; } dl.examples dd { margin: 0; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header { padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
@@ -18,6 +21,8 @@ input { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); bor
   background: var(--bg); color: var(--fg); }
 button { font: inherit; padding: .4rem .9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
   color: #fff; cursor: pointer; margin-top: .5rem; }
+form.inline { display: inline-block; margin: .75rem .75rem 0 0; }
+button.secondary { background: transparent; color: var(--accent); }
 button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
 button:focus-visible, a:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 a { color: var(--accent); }

@@ -10,9 +10,11 @@ import { registerAccountActions } from "./actions.js";
 import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
 import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
-import { asApiError, authHeaders, field, formBody, pageHeaders, seeOther } from "./http.js";
+import { asApiError, authHeaders, field, formBody, pageHeaders } from "./http.js";
+import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
+import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
-import { SignInPage, type SignInStep } from "./views.jsx";
+import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 const Email = z.email().max(254);
 const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
@@ -165,7 +167,23 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     );
   };
 
-  const signedOutState = (): SignInStep => (deps.mail ? { step: "email" } : { step: "unavailable" });
+  const secure = cookiePolicy(deps.config.PUBLIC_URL).secure;
+
+  /** What a signed-out GET /account shows: the code form while a sign-in is pending. */
+  const signedOutState = async (c: Context<AppEnv>): Promise<{ state: SignInStep; notice?: Notice }> => {
+    if (!deps.mail) return { state: { step: "unavailable" } };
+    const pending = await readPendingSignIn(c, ctx.secret);
+    if (!pending) return { state: { step: "email" } };
+    const { notice, ...rest } = pending;
+    if (notice) await setPendingSignIn(c, ctx.secret, rest, secure); // say it once
+    const state: SignInStep = { step: "code", email: pending.email, left: pending.left };
+    if (notice === "wrong") {
+      const tries = `${pending.left} ${pending.left === 1 ? "try" : "tries"} left`;
+      return { state, notice: { kind: "error", text: `That code is wrong or has expired. ${tries}.` } };
+    }
+    if (notice === "resent") return { state, notice: { kind: "ok", text: "A new code is on its way." } };
+    return { state };
+  };
 
   // Same status, body and headers whether or not the address has an account: both get a code.
   app.post("/account/sign-in", async (c) => {
@@ -187,7 +205,15 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     if (refused) {
       return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
     }
-    return signInPage(c, { step: "code", email });
+    const earlier = await readPendingSignIn(c, ctx.secret);
+    await setPendingSignIn(
+      c,
+      ctx.secret,
+      { email, left: OTP_ALLOWED_ATTEMPTS, ...(earlier?.email === email && { notice: "resent" as const }) },
+      secure,
+    );
+    // Post/Redirect/Get: a reload shows the code form again and sends nothing.
+    return c.redirect("/account", 303);
   });
 
   app.post("/account/verify", async (c) => {
@@ -197,8 +223,10 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const email = Email.safeParse(field(body, "email").trim().toLowerCase());
     if (!email.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const code = field(body, "code").trim();
+    const pending = await readPendingSignIn(c, ctx.secret);
+    const left = pending?.email === email.data ? pending.left : OTP_ALLOWED_ATTEMPTS;
     const budget = await spendSignIn(deps.limiter, "check", c.get("clientIp"), email.data);
-    if (!budget.allowed) return tooMany(c, { step: "code", email: email.data }, budget.retryAfterSec);
+    if (!budget.allowed) return tooMany(c, { step: "code", email: email.data, left }, budget.retryAfterSec);
     const { auth, isAPIError } = await loadAuth();
     try {
       const { headers } = await auth.api.signInEmailOTP({
@@ -206,14 +234,25 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
         headers: authHeaders(c),
         returnHeaders: true,
       });
-      return seeOther("/account", headers);
+      clearPendingSignIn(c, secure);
+      for (const cookie of headers.getSetCookie()) c.header("Set-Cookie", cookie, { append: true });
+      return c.redirect("/account", 303);
     } catch (err) {
       if (!isAPIError(err) || err.statusCode >= 500) throw err;
-      if (err.body?.code === "TOO_MANY_ATTEMPTS") {
-        return signInPage(c, { step: "email" }, 400, "Too many wrong codes. Request a new code.");
+      // Post/Redirect/Get here too: a reload never re-posts a code (and spends a try).
+      if (err.body?.code === "TOO_MANY_ATTEMPTS" || left <= 1) {
+        clearPendingSignIn(c, secure);
+        return c.redirect("/account?notice=too_many_codes", 303);
       }
-      return signInPage(c, { step: "code", email: email.data }, 400, "That code is wrong or has expired.");
+      await setPendingSignIn(c, ctx.secret, { email: email.data, left: left - 1, notice: "wrong" }, secure);
+      return c.redirect("/account", 303);
     }
+  });
+
+  app.post("/account/sign-in/restart", (c) => {
+    requireSameOrigin(c, ctx.publicOrigin);
+    clearPendingSignIn(c, secure);
+    return c.redirect("/account", 303);
   });
 
   registerAccountActions(app, ctx, signedOutState);

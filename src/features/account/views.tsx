@@ -22,9 +22,12 @@ export function Layout(props: { title: string; children: Child }) {
       </head>
       <body>
         <header>
-          <a href="/account" class="brand">
-            Almanac
-          </a>
+          <nav aria-label="Almanac">
+            <a href="/" class="brand">
+              Almanac
+            </a>{" "}
+            · <a href="/docs">API reference</a> · <a href="/account">Account and keys</a>
+          </nav>
         </header>
         <main id="main">{props.children}</main>
       </body>
@@ -41,7 +44,7 @@ function NoticeBox({ notice }: { notice?: Notice }) {
   );
 }
 
-export type SignInStep = { step: "unavailable" } | { step: "email" } | { step: "code"; email: string };
+export type SignInStep = { step: "unavailable" } | { step: "email" } | { step: "code"; email: string; left: number };
 
 export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
   const { state } = props;
@@ -63,24 +66,39 @@ export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
         </form>
       )}
       {state.step === "code" && (
-        <form method="post" action="/account/verify" class="card">
-          <p>If {state.email} can receive mail, a 6-digit code is on its way. It expires in 10 minutes.</p>
-          <input type="hidden" name="email" value={state.email} />
-          <label for="code">Code</label>
-          <input
-            id="code"
-            name="code"
-            inputmode="numeric"
-            autocomplete="one-time-code"
-            pattern="[0-9]{6}"
-            maxlength={6}
-            required
-          />
-          <button type="submit">Sign in</button>
-          <p class="hint">
-            <a href="/account">Use another address</a>
-          </p>
-        </form>
+        <>
+          <form method="post" action="/account/verify" class="card">
+            <p>If {state.email} can receive mail, a 6-digit code is on its way. It expires in 10 minutes.</p>
+            <input type="hidden" name="email" value={state.email} />
+            <label for="code">Code</label>
+            <input
+              id="code"
+              name="code"
+              inputmode="numeric"
+              autocomplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxlength={6}
+              required
+              autofocus
+              aria-describedby="tries"
+            />
+            <button type="submit">Sign in</button>
+            <p class="hint" id="tries">
+              {state.left} {state.left === 1 ? "try" : "tries"} left for this code.
+            </p>
+          </form>
+          <form method="post" action="/account/sign-in" class="inline">
+            <input type="hidden" name="email" value={state.email} />
+            <button type="submit" class="secondary">
+              Send a new code
+            </button>
+          </form>
+          <form method="post" action="/account/sign-in/restart" class="inline">
+            <button type="submit" class="secondary">
+              Use another address
+            </button>
+          </form>
+        </>
       )}
     </Layout>
   );

@@ -21,7 +21,10 @@ const PAGE = `<!doctype html>
 <link rel="icon" href="/docs/assets/favicon-32x32.png">
 </head>
 <body>
-<div id="reference"></div>
+<nav style="padding:.5rem 1.25rem;font:15px/1.4 system-ui,sans-serif;border-bottom:1px solid #d0d7de" aria-label="Almanac">
+<a href="/">Almanac</a> · <strong>API reference</strong> · <a href="/account">Get an API key</a> · <a href="/v1/openapi.json">openapi.json</a>
+</nav>
+<main id="reference"></main>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
 <script src="/docs/init.js"></script>
@@ -34,6 +37,8 @@ const INIT = `window.ui = SwaggerUIBundle({
   deepLinking: true,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   layout: "StandaloneLayout",
+  // No call to the public validator.swagger.io badge: the page works offline and leaks nothing.
+  validatorUrl: null,
 });`;
 
 /** `GET /docs`: interactive reference (Swagger UI), every asset served by this server. */
