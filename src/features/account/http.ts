@@ -21,6 +21,46 @@ export function seeOther(location: string, cookies?: Headers): Response {
 }
 
 /**
+ * A browser on the account pages never sees JSON: an error answered there (stale session, CSRF,
+ * unknown path, 405, 413, 429…) becomes an HTML page with the message, the wait time and a way
+ * back, when the request accepts text/html. API clients (Accept: application/json) keep the
+ * JSON error shape.
+ */
+export function htmlErrors(
+  page: (p: { status: number; message: string; requestId: string; retryAfterSec?: number }) => unknown,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    const res = c.res;
+    if (res.status < 400 || !res.headers.get("content-type")?.includes("application/json")) return;
+    const accept = c.req.header("accept") ?? "";
+    if (!accept.includes("text/html")) return;
+    let message = "Something went wrong.";
+    try {
+      const body = (await res.clone().json()) as { error?: { message?: unknown } };
+      if (typeof body.error?.message === "string") message = body.error.message;
+    } catch {
+      // keep the generic text
+    }
+    const retry = Number(res.headers.get("retry-after"));
+    const html = await c.html(
+      page({
+        status: res.status,
+        message,
+        requestId: c.get("requestId"),
+        ...(Number.isFinite(retry) && retry > 0 && { retryAfterSec: retry }),
+      }) as string,
+      res.status as 400,
+    );
+    for (const [k, v] of res.headers) {
+      if (k === "set-cookie") html.headers.append(k, v);
+      else if (k !== "content-type" && k !== "content-length") html.headers.set(k, v);
+    }
+    c.res = html;
+  };
+}
+
+/**
  * Page hardening: no inline script or style can run, nothing frames the page, nothing is cached
  * (a freshly created key is in the HTML). No `form-action`: linking redirects to the provider.
  */

@@ -10,11 +10,11 @@ import { registerAccountActions } from "./actions.js";
 import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
 import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
-import { asApiError, authHeaders, field, formBody, pageHeaders } from "./http.js";
+import { asApiError, authHeaders, field, formBody, htmlErrors, pageHeaders } from "./http.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
 import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
-import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
+import { ErrorPage, type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 const Email = z.email().max(254);
 const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
@@ -138,6 +138,8 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
 
   app.use("/account", pageHeaders());
   app.use("/account/*", pageHeaders());
+  app.use("/account", htmlErrors(ErrorPage));
+  app.use("/account/*", htmlErrors(ErrorPage));
   app.get("/account/assets/account.css", (c) =>
     c.body(ACCOUNT_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
   );

@@ -177,3 +177,23 @@ export function AccountPage(v: AccountView) {
     </Layout>
   );
 }
+
+/** An account error as a page: what went wrong, how long to wait, and the way back. */
+export function ErrorPage(props: { status: number; message: string; requestId: string; retryAfterSec?: number }) {
+  const minutes = props.retryAfterSec === undefined ? undefined : Math.max(1, Math.ceil(props.retryAfterSec / 60));
+  return (
+    <Layout title="Something went wrong">
+      <h1>{props.status === 404 ? "Not found" : props.status === 429 ? "Too many requests" : "That did not work"}</h1>
+      <p class="notice error" role="alert">
+        {props.message}
+        {minutes !== undefined && ` Try again in ${minutes} minute${minutes > 1 ? "s" : ""}.`}
+      </p>
+      <p>
+        <a href="/account">Back to your account</a> · <a href="/">Home</a>
+      </p>
+      <p class="hint">
+        Error {props.status}, request id <code>{props.requestId}</code>.
+      </p>
+    </Layout>
+  );
+}
