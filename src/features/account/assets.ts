@@ -2,9 +2,9 @@
 
 export const ACCOUNT_CSS = `
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #fafafa; --muted: #59636e; --line: #d0d7de;
-  --accent: #0b5cad; --danger: #b42318; --ok-bg: #e7f5ea; --err-bg: #fdecea; --card: #fff; }
+  --accent: #0b5cad; --on-accent: #fff; --ok-fg: #1a7f37; --danger: #b42318; --ok-bg: #e7f5ea; --err-bg: #fdecea; --card: #fff; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d;
-  --accent: #4493f8; --danger: #f85149; --ok-bg: #12261a; --err-bg: #2d1214; --card: #161b22; } }
+  --accent: #4493f8; --on-accent: #0d1117; --ok-fg: #3fb950; --danger: #f85149; --ok-bg: #12261a; --err-bg: #2d1214; --card: #161b22; } }
 * { box-sizing: border-box; }
 pre { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; overflow-x: auto;
   white-space: pre-wrap; word-break: break-all; margin: .25rem 0 1rem; }
@@ -13,6 +13,15 @@ body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-seri
 header { padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
+p, pre, code, dd { overflow-wrap: anywhere; }
+/* Phones: the keys table becomes one card per key, each cell labelled. */
+@media (max-width: 44rem) {
+  table, tbody, tr, th, td { display: block; } thead { position: absolute; left: -9999px; }
+  tr { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem; margin-bottom: .75rem; }
+  th[scope="row"] { border: 0; padding: .25rem 0; font-size: 1.05rem; }
+  td { border: 0; padding: .15rem 0; display: flex; gap: .75rem; justify-content: space-between; }
+  td::before { content: attr(data-label); color: var(--muted); }
+}
 h1 { font-size: 1.6rem; margin: 0 0 1rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; max-width: 32rem; }
 .created { max-width: none; border-color: var(--accent); margin-bottom: 1rem; } .card h2 { margin-top: 0; }
@@ -20,7 +29,7 @@ label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }
 input { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 22rem;
   background: var(--bg); color: var(--fg); }
 button { font: inherit; padding: .4rem .9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
-  color: #fff; cursor: pointer; margin-top: .5rem; }
+  color: var(--on-accent); cursor: pointer; margin-top: .5rem; }
 form.inline { display: inline-block; margin: .75rem .75rem 0 0; }
 button.secondary { background: transparent; color: var(--accent); }
 button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
@@ -32,7 +41,7 @@ a { color: var(--accent); }
 table { border-collapse: collapse; width: 100%; margin-bottom: 1rem; }
 th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
 td.actions form { display: inline-block; margin-right: .5rem; } td.actions button { margin: 0; }
-.status.active { color: #1a7f37; } .status.revoked, .status.expired, .status.exhausted { color: var(--muted); }
+.status.active { color: var(--ok-fg); } .status.revoked, .status.expired, .status.exhausted { color: var(--muted); }
 .secret { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
 .secret code { font-size: 1rem; padding: .4rem .6rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; word-break: break-all; }
 .inline { display: flex; gap: .75rem; align-items: end; flex-wrap: wrap; margin: .5rem 0; }

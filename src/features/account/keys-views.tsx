@@ -35,31 +35,37 @@ function KeyRow({ k }: { k: KeyOverview }) {
   return (
     <tr>
       <th scope="row">{k.name}</th>
-      <td>
+      <td data-label="Key">
         <code>
           {k.prefix}…{k.last4}
         </code>
       </td>
-      <td>{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</td>
-      <td>
+      <td data-label="Permissions">{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</td>
+      <td data-label="Created">
         <When iso={k.createdAt} />
       </td>
-      <td>
+      <td data-label="Last used">
         <When iso={k.lastUsedAt} />
       </td>
-      <td>
+      <td data-label="Expires">
         <When iso={k.expiresAt} />
       </td>
-      <td>
+      <td data-label="Revoked">
         <When iso={k.revokedAt} none={k.status === "revoked" ? "yes" : "—"} />
       </td>
-      <td class="num">{k.usage.last24h}</td>
-      <td class="num">{k.usage.last30d}</td>
-      <td class="num">{uses(k.remaining)}</td>
-      <td>
+      <td class="num" data-label="Calls 24 h">
+        {k.usage.last24h}
+      </td>
+      <td class="num" data-label="Calls 30 d">
+        {k.usage.last30d}
+      </td>
+      <td class="num" data-label="Remaining uses">
+        {uses(k.remaining)}
+      </td>
+      <td data-label="Status">
         <span class={`status ${k.status}`}>{k.rolledAt && k.status === "active" ? "rolled (grace)" : k.status}</span>
       </td>
-      <td class="actions">
+      <td class="actions" data-label="Actions">
         {k.status === "active" && !k.rolledAt && (
           <>
             <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>

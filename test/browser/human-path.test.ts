@@ -1,0 +1,146 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../../src/server.js";
+import { type TestApp, testApp } from "../helpers/app.js";
+import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = "test-results/screenshots";
+const AXE = (createRequire(import.meta.url)("axe-core") as { source: string }).source;
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** axe-core (WCAG 2 A/AA rules, incl. 4.5:1 colour contrast) on the page as it is now. */
+async function seriousViolations(page: Page, exclude: string[] = []): Promise<string[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: AXE });
+  const violations = (await page.evaluate(
+    async (ex) =>
+      (
+        await (
+          window as unknown as { axe: { run: (ctx: unknown, o: unknown) => Promise<{ violations: Violation[] }> } }
+        ).axe.run(
+          { exclude: ex.map((s) => [s]) },
+          { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } },
+        )
+      ).violations,
+    exclude,
+  )) as Violation[];
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-sized, light and dark", () => {
+  let smtp: SmtpTestServer;
+  let t: TestApp;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    smtp = await startSmtpServer();
+    t = await testApp({ PORT: String(port), PUBLIC_URL: base, MAIL_URL: smtp.url, DEMO_HOURLY_LIMIT: "1000" });
+    server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await t?.close();
+    await smtp?.close();
+  });
+
+  /** Visits every page state in one colour scheme at 390 px, checking each with axe and for overflow. */
+  async function walk(scheme: "light" | "dark") {
+    // bypassCSP lets the test inject axe-core; the pages' own CSP is tested elsewhere.
+    const context: BrowserContext = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      colorScheme: scheme,
+      bypassCSP: true,
+    });
+    const page = await context.newPage();
+    const findings: Record<string, string[]> = {};
+    const overflow: Record<string, number> = {};
+    const check = async (name: string, exclude: string[] = []) => {
+      findings[name] = await seriousViolations(page, exclude);
+      overflow[name] = await page.evaluate(() => document.documentElement.scrollWidth);
+      await page.screenshot({ path: `${SHOTS}/human-${scheme}-${name}.png`, fullPage: true });
+    };
+    const email = `axe-${scheme}@example.test`;
+
+    await page.goto(`${base}/`);
+    await check("home");
+    await page.getByRole("link", { name: "API reference (try it in the browser)" }).click();
+    await page.locator(".swagger-ui").first().waitFor();
+    // Swagger UI's own markup is not ours: only Almanac's navigation bar is checked there.
+    await check("docs", ["#reference"]);
+    await page.getByRole("link", { name: "Get an API key" }).click();
+    await page.getByLabel("E-mail address").waitFor();
+    await check("sign-in");
+    const before = smtp.messages.length;
+    await page.getByLabel("E-mail address").fill(email);
+    await page.getByRole("button", { name: "Send me a code" }).click();
+    await page.getByLabel("Code").waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("code");
+    await check("code-sent");
+    await page.getByLabel("Code").fill("000000");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("2 tries left").first().waitFor();
+    await check("wrong-code");
+    const mail = await smtp.waitForMessage((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= before);
+    await page.getByLabel("Code").fill(/\b(\d{6})\b/.exec(mail.text)?.[1] ?? "");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Your account" }).waitFor();
+    await check("signed-in");
+    await page.getByLabel("New key name").fill(`k-${scheme}`);
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.locator("#new-key").waitFor();
+    await check("key-created");
+    await page.goto(`${base}/account/nope`);
+    await check("error-page");
+    await context.close();
+    return { findings, overflow };
+  }
+
+  it.each(["light", "dark"] as const)(
+    "%s: every page state has 0 serious/critical axe violations (contrast ≥ 4.5:1) and no sideways scroll at 390 px",
+    async (scheme) => {
+      const { findings, overflow } = await walk(scheme);
+      expect(Object.keys(findings)).toHaveLength(8);
+      expect(findings).toEqual(Object.fromEntries(Object.keys(findings).map((k) => [k, []])));
+      expect(overflow).toEqual(Object.fromEntries(Object.keys(overflow).map((k) => [k, 390])));
+    },
+  );
+});
