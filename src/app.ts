@@ -19,6 +19,7 @@ import { bodyLimit } from "./http/body-limit.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
+import { httpCache } from "./http/http-cache.js";
 import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { observe } from "./http/observe.js";
@@ -59,6 +60,14 @@ export function createApp(deps: AppDeps): App {
       exempt: ["/v1/openapi.json", "/v1/usage"],
     }),
   );
+  // Deterministic lookups: ETag / If-None-Match → 304, Cache-Control by whether the query pins them.
+  const DAY = 86_400;
+  app.use("/v1/moon", httpCache("date", DAY));
+  app.use("/v1/sun", httpCache("date", DAY));
+  app.use("/v1/holidays", httpCache("year", DAY));
+  app.use("/v1/holidays/working-days", httpCache("date", DAY));
+  // The VAT dataset changes with a release: an hour, then revalidate.
+  app.use("/v1/vat", httpCache("date", 3600));
   // Feature routes register here.
   registerMoon(app, deps);
   registerSun(app, deps);

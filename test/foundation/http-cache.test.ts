@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestApp, testApp } from "../helpers/app.js";
+
+let t: TestApp;
+let other: TestApp;
+beforeAll(async () => {
+  t = await testApp({ DEMO_HOURLY_LIMIT: "1000" });
+  other = await testApp({ DEMO_HOURLY_LIMIT: "1000" });
+});
+afterAll(async () => {
+  await t.close();
+  await other.close();
+});
+
+const PINNED = [
+  ["/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1", "public, max-age=86400"],
+  ["/v1/sun?lat=51.5&lon=-0.1&date=2024-06-21", "public, max-age=86400"],
+  ["/v1/holidays?country=GB&year=2026", "public, max-age=86400"],
+  ["/v1/holidays/working-days?country=DE&date=2026-12-24&add=3", "public, max-age=86400"],
+  ["/v1/vat?code=DE&date=2026-01-01", "public, max-age=3600"],
+] as const;
+
+describe("HTTP caching of deterministic lookups", () => {
+  it.each(PINNED)("%s: strong ETag, the same on every call and instance, Cache-Control %s", async (path, cc) => {
+    const a = await t.app.request(path);
+    const b = await t.app.request(path);
+    const c = await other.app.request(path);
+    expect(a.status).toBe(200);
+    const tag = a.headers.get("etag");
+    expect(tag).toMatch(/^"[0-9a-f]{40}"$/); // strong: no W/
+    expect(b.headers.get("etag")).toBe(tag);
+    expect(c.headers.get("etag")).toBe(tag);
+    expect(a.headers.get("cache-control")).toBe(cc);
+  });
+
+  it.each(PINNED)(
+    "%s: If-None-Match → 304 with no body, still with X-Request-Id and the demo-tier headers",
+    async (path) => {
+      const tag = (await t.app.request(path)).headers.get("etag") ?? "";
+      for (const header of [tag, `"nope", ${tag}`, `W/${tag}`]) {
+        const res = await t.app.request(path, { headers: { "If-None-Match": header } });
+        expect(res.status).toBe(304);
+        expect(await res.text()).toBe("");
+        expect(res.headers.get("etag")).toBe(tag);
+        expect(res.headers.get("x-request-id")).toBeTruthy();
+        expect(res.headers.get("ratelimit")).toBeTruthy();
+      }
+    },
+  );
+
+  it("another tag gets the full answer", async () => {
+    const res = await t.app.request(PINNED[0][0], { headers: { "If-None-Match": '"0000"' } });
+    expect(res.status).toBe(200);
+    expect((await res.json()) as object).toHaveProperty("phase");
+  });
+
+  it("an answer about 'now' is tagged but must be revalidated (no-cache)", async () => {
+    for (const path of ["/v1/moon", "/v1/vat?code=DE", "/v1/holidays?country=GB"]) {
+      const res = await t.app.request(path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("cache-control")).toBe("no-cache");
+      expect(res.headers.get("etag")).toBeTruthy();
+    }
+  });
+
+  it("errors are neither tagged nor cacheable", async () => {
+    const res = await t.app.request("/v1/moon?date=2024-13-45");
+    expect(res.status).toBe(400);
+    expect(res.headers.get("etag")).toBeNull();
+    expect(res.headers.get("cache-control")).toBeNull();
+  });
+});
