@@ -1,22 +1,29 @@
 /**
- * Accuracy of the embedded model on the reference sets in ../shared/data/sentiment (VADER's own
- * human-rated ground truth, ratings −4…+4). Usage:
- *   npm run eval:sentiment            3-class and binary accuracy of the served model on both sets
- *   npm run eval:sentiment -- --fit   refit the calibration (T, bias) on the tweets set
+ * Accuracy and calibration of the embedded model on the reference sets in ../shared/data/sentiment
+ * (VADER's own human-rated ground truth, ratings −4…+4). Usage:
+ *   npm run eval:sentiment            accuracy, log-loss, Brier and ECE of the served model per set
+ *   npm run eval:sentiment -- --fit   refit the calibration (T, ε): pooled 5-fold cross-validation
+ *                                     and leave-one-set-out, every figure on texts the fit never saw
  * 3-class truth: rating > 0.5 positive, < −0.5 negative, else neutral.
  * Binary truth: rating > 0 positive, < 0 negative (ratings of exactly 0 are left out); the
  * prediction is positive when its score is at least the negative one (VADER's compound ≥ 0).
  * "found" is binary accuracy on the texts where VADER found any sentiment (compound ≠ 0).
+ * ECE: expected calibration error of the top label's confidence, 10 equal-width bins.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { BIAS, scoresFromCompound, TEMPERATURE } from "../src/adapters/classifier/vader.js";
+import { SMOOTHING, scoresFromCompound, TEMPERATURE, vaderLabel } from "../src/adapters/classifier/vader.js";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
-import { classification, type Label } from "../src/ports/classifier.js";
+import { LABELS, type Label } from "../src/ports/classifier.js";
 
 interface Item {
   rating: number;
   compound: number;
+}
+
+interface Calibration {
+  temperature: number;
+  smoothing: number;
 }
 
 const dir = resolve(process.argv.find((a) => a.startsWith("--dir="))?.slice(6) ?? "../shared/data/sentiment");
@@ -26,26 +33,33 @@ function load(file: string): Item[] {
     .split("\n")
     .map((line) => line.split("\t"))
     .filter((cols) => cols.length >= 3 && cols[1] !== undefined && Number.isFinite(Number(cols[1])))
-    .map((cols) => ({
-      rating: Number(cols[1]),
-      compound: polarityScores(cols.slice(2).join("\t")).compound,
-    }));
+    .map((cols) => ({ rating: Number(cols[1]), compound: polarityScores(cols.slice(2).join("\t")).compound }));
 }
 
 const truth3 = (r: number): Label => (r > 0.5 ? "positive" : r < -0.5 ? "negative" : "neutral");
 
-function evaluate(items: Item[], temperature: number, bias: number) {
+/** Metrics of `items`, each scored with `cal` (or its own calibration: out-of-fold scoring). */
+export function evaluate(items: Item[], cal: Calibration | ((i: number) => Calibration)) {
   let right3 = 0;
   let rightBin = 0;
   let nBin = 0;
   let nFound = 0;
   let rightFound = 0;
   let logLoss = 0;
-  for (const it of items) {
-    const scores = scoresFromCompound(it.compound, temperature, bias);
+  let brier = 0;
+  const bins = Array.from({ length: 10 }, () => ({ n: 0, conf: 0, right: 0 }));
+  for (const [i, it] of items.entries()) {
+    const c = typeof cal === "function" ? cal(i) : cal;
+    const scores = scoresFromCompound(it.compound, c.temperature, c.smoothing);
     const truth = truth3(it.rating);
-    if (classification(scores).label === truth) right3++;
+    const label = vaderLabel(it.compound);
+    if (label === truth) right3++;
     logLoss -= Math.log(Math.max(1e-12, scores[truth]));
+    for (const l of LABELS) brier += (scores[l] - (l === truth ? 1 : 0)) ** 2;
+    const bin = bins[Math.min(9, Math.floor(scores[label] * 10))] as (typeof bins)[number];
+    bin.n++;
+    bin.conf += scores[label];
+    if (label === truth) bin.right++;
     if (it.rating !== 0) {
       nBin++;
       if (scores.positive >= scores.negative === it.rating > 0) rightBin++;
@@ -55,15 +69,31 @@ function evaluate(items: Item[], temperature: number, bias: number) {
       }
     }
   }
+  const n = items.length;
+  const ece = bins.reduce((sum, b) => sum + (b.n ? Math.abs(b.conf / b.n - b.right / b.n) * (b.n / n) : 0), 0);
   return {
-    n: items.length,
-    acc3: right3 / items.length,
+    n,
+    acc3: right3 / n,
     nBin,
     accBin: rightBin / nBin,
     nFound,
     accFound: rightFound / nFound,
-    logLoss: logLoss / items.length,
+    logLoss: logLoss / n,
+    brier: brier / n,
+    ece,
   };
+}
+
+/** Maximum likelihood (T, ε) on `items` over a grid. */
+function fit(items: Item[]): Calibration {
+  let best = { temperature: 1, smoothing: 0, logLoss: Number.POSITIVE_INFINITY };
+  for (let t = 1; t <= 8.001; t += 0.1) {
+    for (let e = 0; e <= 0.3001; e += 0.01) {
+      const { logLoss } = evaluate(items, { temperature: t, smoothing: e });
+      if (logLoss < best.logLoss) best = { temperature: t, smoothing: e, logLoss };
+    }
+  }
+  return { temperature: Math.round(best.temperature * 10) / 10, smoothing: Math.round(best.smoothing * 100) / 100 };
 }
 
 const files = readdirSync(dir)
@@ -71,37 +101,60 @@ const files = readdirSync(dir)
   .sort();
 const sets = Object.fromEntries(files.map((f) => [f.replace(/_GroundTruth\.tsv$/, ""), load(f)]));
 
-if (process.argv.includes("--fit")) {
-  const tweets = sets.tweets;
-  if (!tweets) throw new Error("tweets_GroundTruth.tsv not found");
-  // Two fits: T and B free, and T alone with B = 0.05·T (VADER's published ±0.05 decision rule).
-  let free = { temperature: 0, bias: 0, logLoss: Number.POSITIVE_INFINITY };
-  let ruled = { ...free };
-  for (let t = 0.5; t <= 15; t += 0.1) {
-    const r = evaluate(tweets, t, 0.05 * t);
-    if (r.logLoss < ruled.logLoss) ruled = { temperature: t, bias: 0.05 * t, logLoss: r.logLoss };
-    for (let b = -1; b <= 5; b += 0.05) {
-      const { logLoss } = evaluate(tweets, t, b);
-      if (logLoss < free.logLoss) free = { temperature: t, bias: b, logLoss };
-    }
-  }
-  for (const [name, f] of [
-    ["free", free],
-    ["±0.05 rule", ruled],
-  ] as const) {
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(7);
+function table(title: string, rows: [string, ReturnType<typeof evaluate>][]) {
+  console.log(`\n${title}`);
+  console.log("set                    texts  3-class   binary (texts)   found (texts)  log-loss  Brier   ECE");
+  for (const [name, r] of rows) {
     console.log(
-      `fit (${name}) on tweets: T=${f.temperature.toFixed(1)} B=${f.bias.toFixed(3)} ` +
-        `threshold |compound| > ${(f.bias / f.temperature).toFixed(3)}, log-loss ${f.logLoss.toFixed(3)}`,
+      `${name.padEnd(22)} ${String(r.n).padStart(5)}  ${pct(r.acc3)}  ${pct(r.accBin)} (${r.nBin})  ${pct(r.accFound)} (${r.nFound})  ${r.logLoss.toFixed(3)}    ${r.brier.toFixed(3)}  ${r.ece.toFixed(3)}`,
     );
   }
 }
 
-console.log(`model: vader-sentiment, calibration T=${TEMPERATURE} B=${BIAS.toFixed(3)}`);
-console.log("set                    texts  3-class   binary (texts)   found (texts)  log-loss");
-for (const [name, items] of Object.entries(sets)) {
-  const r = evaluate(items, TEMPERATURE, BIAS);
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(7);
-  console.log(
-    `${name.padEnd(22)} ${String(r.n).padStart(5)}  ${pct(r.acc3)}  ${pct(r.accBin)} (${r.nBin})  ${pct(r.accFound)} (${r.nFound})  ${r.logLoss.toFixed(3)}`,
+if (process.argv.includes("--fit")) {
+  const names = Object.keys(sets);
+  // Leave one set out: fit on the others, score the one left out.
+  table(
+    "leave-one-set-out (fitted on the other set, scored on this one)",
+    names.map((held) => {
+      const cal = fit(names.filter((n) => n !== held).flatMap((n) => sets[n] ?? []));
+      console.log(`  fit without ${held}: T=${cal.temperature} ε=${cal.smoothing}`);
+      return [held, evaluate(sets[held] ?? [], cal)];
+    }),
   );
+  // Pooled 5-fold cross-validation: each text scored by a fit that never saw it.
+  const pooled = names.flatMap((n) => (sets[n] ?? []).map((it, i) => ({ set: n, fold: i % 5, it })));
+  const oof = new Map<string, { set: string; it: Item; cal: Calibration }[]>();
+  for (let k = 0; k < 5; k++) {
+    const cal = fit(pooled.filter((p) => p.fold !== k).map((p) => p.it));
+    console.log(`  fold ${k}: T=${cal.temperature} ε=${cal.smoothing}`);
+    for (const p of pooled.filter((q) => q.fold === k)) {
+      const list = oof.get(p.set) ?? [];
+      list.push({ set: p.set, it: p.it, cal });
+      oof.set(p.set, list);
+    }
+  }
+  table(
+    "pooled 5-fold cross-validation, out of fold",
+    names.map((n) => {
+      const rows = oof.get(n) ?? [];
+      const whole = evaluate(
+        rows.map((r) => r.it),
+        (i) => (rows[i] as (typeof rows)[number]).cal,
+      );
+      return [n, whole];
+    }),
+  );
+  const all = fit(pooled.map((p) => p.it));
+  console.log(`\nfit on everything (what ships): T=${all.temperature} ε=${all.smoothing}`);
 }
+
+table(
+  "before: T=3.7 fitted on tweets only, no smoothing",
+  Object.entries(sets).map(([n, items]) => [n, evaluate(items, { temperature: 3.7, smoothing: 0 })]),
+);
+table(
+  `served: T=${TEMPERATURE} ε=${SMOOTHING} (in-sample; see --fit for out-of-sample)`,
+  Object.entries(sets).map(([n, items]) => [n, evaluate(items, { temperature: TEMPERATURE, smoothing: SMOOTHING })]),
+);

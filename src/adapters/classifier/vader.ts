@@ -1,31 +1,41 @@
 import { createRequire } from "node:module";
-import {
-  type Classifier,
-  type ClassifyResult,
-  classification,
-  type ModelInfo,
-  type Scores,
-} from "../../ports/classifier.js";
+import type { Classifier, ClassifyResult, Label, ModelInfo, Scores } from "../../ports/classifier.js";
 import { polarityScores } from "./vader-scores.js";
 
 const version = (createRequire(import.meta.url)("vader-sentiment/package.json") as { version: string }).version;
 
 /**
  * Calibration of VADER's compound score c ∈ [−1, 1] into probabilities: a softmax over the
- * logits positive = T·c − B, neutral = 0, negative = −T·c − B. With B = 0.05·T the top label is
- * VADER's published rule (c ≥ 0.05 positive, c ≤ −0.05 negative, else neutral); T was fitted by
- * maximum likelihood of the 3-class labels on the tweets reference set, the Amazon set held out
- * (`npm run eval:sentiment -- --fit`; a free fit of B moved the threshold to 0.21, gained little
- * log-loss and lost accuracy).
+ * logits positive = T·c − B, neutral = 0, negative = −T·c − B with B = 0.05·T, mixed with the
+ * uniform distribution: p = (1 − ε)·softmax + ε/3. The label is VADER's published rule
+ * (c ≥ 0.05 positive, c ≤ −0.05 negative, else neutral — exactly −0.05 is negative), which is
+ * also where the softmax changes its top label. T and ε were fitted by maximum likelihood on
+ * both reference sets pooled (tweets and Amazon review snippets), chosen by 5-fold
+ * cross-validation; `npm run eval:sentiment -- --fit` refits and prints the out-of-fold and
+ * leave-one-set-out figures (the earlier T = 3.7, fitted on tweets alone, was over-confident on
+ * reviews: Amazon log-loss 0.988).
  */
-export const TEMPERATURE = 3.7;
+export const TEMPERATURE = 3.5;
 export const BIAS = 0.05 * TEMPERATURE;
+export const SMOOTHING = 0.07;
 
-export function scoresFromCompound(c: number, temperature = TEMPERATURE, bias = BIAS): Scores {
+/** VADER's decision rule on the compound score. */
+export function vaderLabel(c: number): Label {
+  return c >= 0.05 ? "positive" : c <= -0.05 ? "negative" : "neutral";
+}
+
+export function scoresFromCompound(c: number, temperature = TEMPERATURE, smoothing = SMOOTHING): Scores {
+  const bias = 0.05 * temperature;
   const pos = Math.exp(temperature * c - bias);
   const neg = Math.exp(-temperature * c - bias);
   const sum = pos + 1 + neg;
-  return { positive: pos / sum, neutral: 1 / sum, negative: neg / sum };
+  const keep = 1 - smoothing;
+  const floor = smoothing / 3;
+  return {
+    positive: keep * (pos / sum) + floor,
+    neutral: keep * (1 / sum) + floor,
+    negative: keep * (neg / sum) + floor,
+  };
 }
 
 /** The embedded model: VADER (Hutto & Gilbert 2014), a validated lexicon and rule model, in-process. */
@@ -37,7 +47,9 @@ export class VaderClassifier implements Classifier {
       ok: true,
       results: texts.map((text) => {
         const c = polarityScores(text).compound;
-        return classification(scoresFromCompound(c));
+        const scores = scoresFromCompound(c);
+        const label = vaderLabel(c);
+        return { label, confidence: scores[label], scores };
       }),
     };
   }
