@@ -89,7 +89,9 @@ describe("keys under plans on the account page (embedded store)", () => {
     const get = await acct.t.app.request("/v1/moon", { headers: { Authorization: `Bearer ${key}` } });
     expect(get.status).toBe(429);
     const page = await accountPage(agent);
-    expect(page.html).toMatch(/<td class="num">10<\/td><td class="num">10<\/td><td class="num">90<\/td>/);
+    expect(page.html).toMatch(
+      /<td class="num" data-label="Calls 24 h">10<\/td><td class="num" data-label="Calls 30 d">10<\/td><td class="num" data-label="Remaining uses">90<\/td>/,
+    );
     expect(page.html).toContain("Plan <strong>free</strong>");
     expect(page.html).toMatch(/<time datetime="[^"]+">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/time>/);
   });

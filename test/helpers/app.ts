@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
+import { ERROR_STATUS, type ErrorCode } from "../../src/http/errors.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { tempDir } from "./env.js";
 
@@ -52,11 +53,25 @@ export async function testServer(
   };
 }
 
-/** Asserts the spec's error shape and returns the body for further checks. */
+/**
+ * Asserts the spec's error shape — exactly one top-level key `error` with a known `code` whose
+ * status is the response's, a non-empty `message`, optional `reason`/`details`, and a
+ * `request_id` equal to the `X-Request-Id` header — and returns the body for further checks.
+ */
 export async function errorOf(res: Response) {
   const body = (await res.json()) as {
     error: { code: string; message: string; reason?: string; details?: unknown; request_id: string };
   };
+  expect(Object.keys(body)).toEqual(["error"]);
+  const { error } = body;
+  expect(Object.keys(error).every((k) => ["code", "message", "reason", "details", "request_id"].includes(k))).toBe(
+    true,
+  );
+  expect(ERROR_STATUS[error.code as ErrorCode], `status of code ${error.code}`).toBe(res.status);
+  expect(typeof error.message).toBe("string");
+  expect(error.message.length).toBeGreaterThan(0);
+  if (error.reason !== undefined) expect(typeof error.reason).toBe("string");
+  expect(error.request_id).toBe(res.headers.get("x-request-id"));
   return body;
 }
 
