@@ -2,6 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    globalSetup: ["test/helpers/temp-root.ts"],
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["test/resilience/**", "test/browser/**", "node_modules/**"],
     pool: "forks",

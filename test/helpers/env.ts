@@ -19,7 +19,9 @@ export function canRun(file: string, args: string[]): boolean {
   }
 }
 
-export const tempDir = (prefix = "almanac-test-"): string => mkdtempSync(join(tmpdir(), prefix));
+/** A new directory under the run's temporary root (removed when the run ends; see temp-root.ts). */
+export const tempDir = (prefix = "almanac-test-"): string =>
+  mkdtempSync(join(process.env.ALMANAC_TEST_ROOT ?? tmpdir(), prefix));
 
 /**
  * A PostgreSQL URL whose connections use a schema of their own, so parallel test files never

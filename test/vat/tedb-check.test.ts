@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadVatDataset } from "../../src/features/vat/dataset.js";
 import { checkAgainstTedb } from "../../src/features/vat/tedb.js";
+import { tempDir } from "../helpers/env.js";
 import { runCli } from "../helpers/process.js";
 
 const SAMPLE = new URL("../fixtures/tedb-sample.csv", import.meta.url);
@@ -37,11 +37,10 @@ describe("checking the VAT dataset against a TEDB export", () => {
     const agree = await runCli(["data", "check", "--tedb", SAMPLE.pathname], { LOG_LEVEL: "silent" });
     expect(agree.code).toBe(0);
     expect(agree.stdout).toContain("4 country-dates compared, 0 differences");
-    const dir = mkdtempSync(`${tmpdir()}/almanac-tedb-`);
+    const dir = tempDir("almanac-tedb-");
     writeFileSync(`${dir}/tedb.csv`, sample.replace("LT,2026-01-01,REDUCED,12", "LT,2026-01-01,REDUCED,9"));
     const differ = await runCli(["data", "check", "--tedb", `${dir}/tedb.csv`], { LOG_LEVEL: "silent" });
     expect(differ.code).toBe(1);
     expect(differ.stdout).toContain("LT 2026-01-01 reduced: ours 12/5, TEDB 9/5");
-    rmSync(dir, { recursive: true });
   });
 });
