@@ -7,6 +7,7 @@ import { registerHolidays } from "./features/holidays/route.js";
 import { registerHome } from "./features/home/route.js";
 import { registerUsage } from "./features/keys/usage-route.js";
 import { registerMoon } from "./features/moon/route.js";
+import { contractDocument } from "./features/ops/contract.js";
 import { registerDocs } from "./features/ops/docs.js";
 import { registerOps } from "./features/ops/route.js";
 import { PlaceLookup } from "./features/postcode/lookup.js";
@@ -82,8 +83,8 @@ export function createApp(deps: AppDeps): App {
   registerUsage(app, deps);
   registerBillingWebhook(app, deps);
 
-  app.doc31("/v1/openapi.json", {
-    openapi: "3.1.0",
+  const documentConfig = {
+    openapi: "3.1.0" as const,
     info: {
       title: "Almanac",
       version: "1.0.0",
@@ -95,6 +96,12 @@ export function createApp(deps: AppDeps): App {
     // Relative: "Try it out" on /docs calls whichever host served the page (localhost,
     // 127.0.0.1 or a public name), never a fixed PUBLIC_URL.
     servers: [{ url: "/" }],
+  };
+  // Built once, on first request (every route is registered by then), then post-processed.
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  app.get("/v1/openapi.json", (c) => {
+    document ??= contractDocument(app.getOpenAPI31Document(documentConfig));
+    return c.json(document);
   });
 
   const allowed = allowedMethods(app);

@@ -1,22 +1,11 @@
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/server.js";
 import { type TestApp, testApp } from "../helpers/app.js";
+import { CHROMIUM, freePort, launchChromium, SHOTS } from "../support/browser.js";
 import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SHOTS = "test-results/screenshots";
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
   let smtp: SmtpTestServer;
@@ -44,19 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
       OIDC_NAME: "Test IdP",
     });
     server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext();
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     page = await context.newPage();

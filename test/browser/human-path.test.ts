@@ -1,23 +1,13 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/server.js";
 import { type TestApp, testApp } from "../helpers/app.js";
+import { CHROMIUM, freePort, launchChromium, SHOTS } from "../support/browser.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SHOTS = "test-results/screenshots";
 const AXE = (createRequire(import.meta.url)("axe-core") as { source: string }).source;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 interface Violation {
   id: string;
@@ -60,19 +50,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-s
     smtp = await startSmtpServer();
     t = await testApp({ PORT: String(port), PUBLIC_URL: base, MAIL_URL: smtp.url, DEMO_HOURLY_LIMIT: "1000" });
     server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
 import type { App } from "../../src/app.js";
 
 export interface DocumentedOperation {
-  parameters: { name: string; required: boolean }[];
+  /** The query parameters (header parameters such as Authorization are left out). */
+  parameters: { name: string; required: boolean; in?: string }[];
   responses: Record<
     string,
     { content: { "application/json": { example?: unknown; examples?: Record<string, { value: unknown }> } } }
@@ -15,7 +16,7 @@ export async function documentedGet(app: App, path: string): Promise<DocumentedO
   };
   const op = doc.paths[path]?.get;
   if (!op) throw new Error(`${path} is not documented`);
-  return op;
+  return { ...op, parameters: op.parameters.filter((p) => p.in === "query") };
 }
 
 /** The single `example` of a documented response (throws when there is none). */

@@ -138,13 +138,18 @@ describe("GET /v1/vat", () => {
 
   it("is documented in /v1/openapi.json with the code and date parameters and examples", async () => {
     const doc = (await (await t.app.request("/v1/openapi.json")).json()) as {
-      paths: Record<string, { get: Record<string, unknown> & { parameters: { name: string; required?: boolean }[] } }>;
+      paths: Record<
+        string,
+        { get: Record<string, unknown> & { parameters: { name: string; in: string; required?: boolean }[] } }
+      >;
     };
     const op = doc.paths["/v1/vat"]?.get;
     expect(op).toBeDefined();
-    expect(op?.parameters.map((p) => [p.name, p.required ?? false])).toEqual([
-      ["code", true],
-      ["date", false],
+    expect(op?.parameters.map((p) => [p.name, p.in, p.required ?? false])).toEqual([
+      ["code", "query", true],
+      ["date", "query", false],
+      ["Authorization", "header", false],
+      ["If-None-Match", "header", false],
     ]);
     const responses = op?.responses as Record<
       string,

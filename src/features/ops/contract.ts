@@ -1,0 +1,101 @@
+/**
+ * Post-processing of the generated OpenAPI document so it declares what the server really does
+ * for every operation, without repeating it in each route: an `operationId`, `X-Request-Id` on
+ * every response, `Retry-After` on every 429, the optional `Authorization` header of the public
+ * GETs, the 405 / 413 / 500 any route can give, and the HTTP caching of the deterministic lookups.
+ */
+
+type Json = Record<string, unknown>;
+interface Operation extends Json {
+  operationId?: string;
+  parameters?: Json[];
+  responses: Record<string, Json & { headers?: Record<string, Json>; content?: Json }>;
+}
+
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+const ERROR = { $ref: "#/components/schemas/Error" };
+
+/** GET routes whose answers carry an ETag and may be revalidated with If-None-Match. */
+export const CACHED_PATHS = ["/v1/moon", "/v1/sun", "/v1/holidays", "/v1/holidays/working-days", "/v1/vat"];
+
+/** `get` + `/v1/holidays/working-days` → `getHolidaysWorkingDays`. */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .split("/")
+    .filter((s) => s && s !== "v1" && !s.startsWith("{"))
+    .flatMap((s) => s.split(/[-_.]/));
+  return method + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+}
+
+const errorResponse = (description: string, headers: Record<string, Json> = {}) => ({
+  description,
+  headers,
+  content: { "application/json": { schema: ERROR } },
+});
+
+export function contractDocument<T extends object>(doc: T): T {
+  const out = structuredClone(doc) as T & { paths: Record<string, Record<string, Operation>>; components?: Json };
+  const components = (out.components ??= {}) as { headers?: Record<string, Json> };
+  components.headers = {
+    ...components.headers,
+    "X-Request-Id": {
+      description: "Generated per request (never taken from the client); errors repeat it as `error.request_id`.",
+      schema: { type: "string", format: "uuid" },
+    },
+    "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+    ETag: { description: "Strong validator of the body (SHA-1).", schema: { type: "string" } },
+    "Cache-Control": {
+      description: "`public, max-age=N` when the query pins the answer (date/year), else `no-cache`.",
+      schema: { type: "string" },
+    },
+    Allow: { description: "The methods the path serves.", schema: { type: "string" } },
+  };
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+  for (const [path, item] of Object.entries(out.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      op.operationId ??= operationIdOf(method, path);
+      const publicGet = method === "get" && path.startsWith("/v1/") && path !== "/v1/openapi.json";
+      if (publicGet && !(op.parameters ?? []).some((p) => p.in === "header" && p.name === "Authorization")) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            in: "header",
+            name: "Authorization",
+            required: false,
+            description: "Optional `Bearer <key>`: a valid key is not counted against the demo tier.",
+            schema: { type: "string", pattern: "^Bearer \\S+$" },
+          },
+        ];
+      }
+      op.responses["405"] ??= errorResponse("The path exists but not for this method.", { Allow: ref("Allow") });
+      op.responses["500"] ??= errorResponse("Internal error: the message is generic, the request id names it.");
+      if (method === "post") op.responses["413"] ??= errorResponse("The request body is larger than the limit.");
+      if (CACHED_PATHS.includes(path)) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            in: "header",
+            name: "If-None-Match",
+            required: false,
+            description: "An ETag from an earlier answer: 304 when the answer is the same.",
+            schema: { type: "string" },
+          },
+        ];
+        op.responses["304"] ??= {
+          description: "Not modified: the ETag matched; no body.",
+          headers: { ETag: ref("ETag") },
+        };
+        const ok = op.responses["200"];
+        if (ok) ok.headers = { ...ok.headers, ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") };
+      }
+      for (const [status, response] of Object.entries(op.responses)) {
+        response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
+        if (status === "429" && !response.headers["Retry-After"]) response.headers["Retry-After"] = ref("Retry-After");
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,134 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FuzzRig, fuzzRig } from "../resilience/fuzz.js";
+
+/**
+ * The document as a contract: real answers of every operation — successes and errors — are
+ * validated (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses) against the schema the document gives
+ * for that status, every status met must be documented, and every documented operation must be
+ * exercised here (a new route fails this test until it is added below).
+ */
+
+type Doc = {
+  paths: Record<string, Record<string, { operationId?: string; responses: Record<string, ResponseDoc> }>>;
+};
+type ResponseDoc = { headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> };
+
+let rig: FuzzRig;
+let doc: Doc;
+let ajv: Ajv2020;
+beforeAll(async () => {
+  rig = await fuzzRig();
+  doc = (await (await rig.t.app.request("/v1/openapi.json")).json()) as Doc;
+  ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema(doc as object, "openapi");
+});
+afterAll(() => rig.close());
+
+const json = { "Content-Type": "application/json" };
+const bearer = () => ({ Authorization: `Bearer ${rig.key}` });
+const contact = { name: "Ada", email: "ada@example.com", message: "Hello there, a question about VAT." };
+
+/** [method, documented path, url, init, expected status]. */
+const CASES: () => [string, string, string, RequestInit, number][] = () => [
+  ["get", "/v1/moon", "/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1", {}, 200],
+  ["get", "/v1/moon", "/v1/moon?lat=999", {}, 400],
+  ["get", "/v1/moon", "/v1/moon", { headers: { Authorization: "Bearer alm_nope" } }, 401],
+  ["get", "/v1/sun", "/v1/sun?lat=51.5&lon=-0.1&date=2024-06-21", {}, 200],
+  ["get", "/v1/sun", "/v1/sun?lat=51.5", {}, 400],
+  ["get", "/v1/holidays", "/v1/holidays?country=GB&region=SCT&year=2026", {}, 200],
+  ["get", "/v1/holidays", "/v1/holidays?country=XX", {}, 404],
+  ["get", "/v1/holidays/working-days", "/v1/holidays/working-days?country=DE&date=2026-12-24&add=3", {}, 200],
+  ["get", "/v1/holidays/working-days", "/v1/holidays/working-days?country=DE&date=24.12.2026", {}, 400],
+  ["get", "/v1/vat", "/v1/vat?code=DE&date=2026-01-01", {}, 200],
+  ["get", "/v1/vat", "/v1/vat?code=DE136695976", {}, 200],
+  ["get", "/v1/vat", "/v1/vat", {}, 400],
+  ["get", "/v1/postcode", "/v1/postcode?postcode=SW1A2AA", {}, 200],
+  ["get", "/v1/postcode", "/v1/postcode?postcode=Q11AA", {}, 404],
+  ["get", "/v1/weather", "/v1/weather?postcode=SW1A2AA", {}, 200],
+  ["get", "/v1/weather", "/v1/weather", {}, 400],
+  [
+    "post",
+    "/v1/vibe/classify",
+    "/v1/vibe/classify",
+    { method: "POST", headers: { ...json, ...bearer() }, body: '["a good day"]' },
+    200,
+  ],
+  ["post", "/v1/vibe/classify", "/v1/vibe/classify", { method: "POST", headers: json, body: '["x"]' }, 401],
+  [
+    "post",
+    "/v1/vibe/classify",
+    "/v1/vibe/classify",
+    { method: "POST", headers: { ...json, ...bearer() }, body: "[]" },
+    400,
+  ],
+  [
+    "post",
+    "/v1/vibe/classify",
+    "/v1/vibe/classify",
+    { method: "POST", headers: { ...json, ...bearer() }, body: JSON.stringify(["x".repeat(400_000)]) },
+    413,
+  ],
+  [
+    "post",
+    "/v1/mail/contact",
+    "/v1/mail/contact",
+    { method: "POST", headers: json, body: JSON.stringify(contact) },
+    200,
+  ],
+  ["post", "/v1/mail/contact", "/v1/mail/contact", { method: "POST", headers: json, body: "{}" }, 400],
+  ["get", "/v1/usage", "/v1/usage", { headers: bearer() }, 200],
+  ["get", "/v1/usage", "/v1/usage", {}, 401],
+  ["post", "/v1/billing/webhook", "/v1/billing/webhook", { method: "POST", headers: json, body: "{}" }, 400],
+];
+
+describe("/v1/openapi.json is a contract real answers keep", () => {
+  it("every operation has an operationId, unique", () => {
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("every answer's status is documented, with X-Request-Id, and its body matches the schema", async () => {
+    const problems: string[] = [];
+    for (const [method, path, url, init, expected] of CASES()) {
+      const res = await rig.t.app.request(url, init);
+      const label = `${method.toUpperCase()} ${url.slice(0, 60)} → ${res.status}`;
+      expect(res.status, label).toBe(expected);
+      const response = doc.paths[path]?.[method]?.responses[String(res.status)];
+      if (!response) {
+        problems.push(`${label}: status not documented`);
+        continue;
+      }
+      if (!response.headers?.["X-Request-Id"]) problems.push(`${label}: X-Request-Id not declared`);
+      if (!response.content?.["application/json"]?.schema) continue;
+      const pointer = `openapi#/paths/${path.replaceAll("/", "~1")}/${method}/responses/${res.status}/content/application~1json/schema`;
+      const validate = ajv.compile({ $ref: pointer });
+      if (!validate(await res.json())) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("a 304 and a 405 are documented where they happen", async () => {
+    const path = "/v1/moon?date=2024-01-25";
+    const tag = (await rig.t.app.request(path)).headers.get("etag") ?? "";
+    const notModified = await rig.t.app.request(path, { headers: { "If-None-Match": tag } });
+    expect(notModified.status).toBe(304);
+    expect(doc.paths["/v1/moon"]?.get?.responses["304"]).toBeDefined();
+    const wrong = await rig.t.app.request("/v1/moon", { method: "DELETE" });
+    expect(wrong.status).toBe(405);
+    expect(doc.paths["/v1/moon"]?.get?.responses["405"]).toBeDefined();
+  });
+
+  it("every documented operation is exercised above with a success", () => {
+    const exercised = new Set(
+      CASES()
+        .filter((c) => c[4] < 300 || c[2] === "/v1/billing/webhook")
+        .map((c) => `${c[0]} ${c[1]}`),
+    );
+    const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m} ${p}`));
+    expect(documented.filter((d) => !exercised.has(d))).toEqual([]);
+  });
+});
