@@ -85,7 +85,7 @@ export function evaluate(items: Item[], cal: Calibration | ((i: number) => Calib
 }
 
 /** Maximum likelihood (T, ε) on `items` over a grid. */
-function fit(items: Item[]): Calibration {
+function fitCalibration(items: Item[]): Calibration {
   let best = { temperature: 1, smoothing: 0, logLoss: Number.POSITIVE_INFINITY };
   for (let t = 1; t <= 8.001; t += 0.1) {
     for (let e = 0; e <= 0.3001; e += 0.01) {
@@ -118,7 +118,7 @@ if (process.argv.includes("--fit")) {
   table(
     "leave-one-set-out (fitted on the other set, scored on this one)",
     names.map((held) => {
-      const cal = fit(names.filter((n) => n !== held).flatMap((n) => sets[n] ?? []));
+      const cal = fitCalibration(names.filter((n) => n !== held).flatMap((n) => sets[n] ?? []));
       console.log(`  fit without ${held}: T=${cal.temperature} ε=${cal.smoothing}`);
       return [held, evaluate(sets[held] ?? [], cal)];
     }),
@@ -127,7 +127,7 @@ if (process.argv.includes("--fit")) {
   const pooled = names.flatMap((n) => (sets[n] ?? []).map((it, i) => ({ set: n, fold: i % 5, it })));
   const oof = new Map<string, { set: string; it: Item; cal: Calibration }[]>();
   for (let k = 0; k < 5; k++) {
-    const cal = fit(pooled.filter((p) => p.fold !== k).map((p) => p.it));
+    const cal = fitCalibration(pooled.filter((p) => p.fold !== k).map((p) => p.it));
     console.log(`  fold ${k}: T=${cal.temperature} ε=${cal.smoothing}`);
     for (const p of pooled.filter((q) => q.fold === k)) {
       const list = oof.get(p.set) ?? [];
@@ -146,7 +146,7 @@ if (process.argv.includes("--fit")) {
       return [n, whole];
     }),
   );
-  const all = fit(pooled.map((p) => p.it));
+  const all = fitCalibration(pooled.map((p) => p.it));
   console.log(`\nfit on everything (what ships): T=${all.temperature} ε=${all.smoothing}`);
 }
 

@@ -35,7 +35,8 @@ const errorResponse = (description: string, headers: Record<string, Json> = {}) 
 
 export function contractDocument<T extends object>(doc: T): T {
   const out = structuredClone(doc) as T & { paths: Record<string, Record<string, Operation>>; components?: Json };
-  const components = (out.components ??= {}) as { headers?: Record<string, Json> };
+  out.components ??= {};
+  const components = out.components as { headers?: Record<string, Json> };
   components.headers = {
     ...components.headers,
     "X-Request-Id": {
