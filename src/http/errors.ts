@@ -24,6 +24,17 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
+/**
+ * The other direction, for statuses another component answered (better-auth, Node's parser):
+ * the first code of that status, with the aliases a status has no code of its own for (415 and
+ * 422 are bad bodies; 503 without a key store involved is `unavailable`). Unknown → `internal`.
+ */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 415 || status === 422) return "invalid_body";
+  if (status === 503) return "unavailable";
+  return ERROR_CODES.find((code) => ERROR_STATUS[code] === status) ?? "internal";
+}
+
 export interface ApiErrorOptions {
   reason?: string;
   details?: Record<string, unknown>;

@@ -88,7 +88,7 @@ describe("POST /v1/mail/contact with a real SMTP server", () => {
     expect(other.status).toBe(409);
     const { error } = await errorOf(other);
     expect(error.code).toBe("conflict");
-    expect(error.message).toBe("This Idempotency-Key was already used with a different request body.");
+    expect(error.message).toBe("Idempotency-Key was already used with a different request body.");
   });
 
   it("Idempotency-Key: a retry after a refused send resends the same stored message", async () => {

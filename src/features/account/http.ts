@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError, type ErrorCode } from "../../http/errors.js";
+import { ApiError, codeForStatus } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { CLIENT_IP_HEADER } from "./policy.js";
 
@@ -101,22 +101,6 @@ export function field(body: Record<string, unknown>, name: string): string {
   return typeof v === "string" ? v : "";
 }
 
-const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
-  400: "invalid_body",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
-  408: "request_timeout",
-  409: "conflict",
-  413: "payload_too_large",
-  415: "invalid_body",
-  422: "invalid_body",
-  429: "rate_limited",
-  502: "upstream_error",
-  503: "unavailable",
-};
-
 /**
  * better-auth answers its errors as `{message, code}`; the API has one error shape. Its
  * non-2xx, non-redirect answers become an ApiError (its code as `reason`), keeping its headers.
@@ -129,7 +113,7 @@ export async function asApiError(res: Response): Promise<ApiError | null> {
   } catch {
     // not JSON: the status alone decides
   }
-  const code = STATUS_CODES[res.status] ?? "internal";
+  const code = codeForStatus(res.status);
   const message =
     code !== "internal" && typeof body?.message === "string"
       ? body.message

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
+import { once } from "../shared/idempotency.js";
 import { deliverContact } from "./deliver.js";
 import { spendContactLimits } from "./limits.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
@@ -56,24 +57,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       if (!lane) throw new ApiError("unavailable", "No mail lane is configured on this server.");
 
       const input = { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey };
-      const hash = hashBody(JSON.stringify([body.name, body.email, body.subject ?? null, body.message]));
-      if (idemKey) {
-        const begun = await deps.idempotency.begin(SCOPE, idemKey, hash);
-        if (begun.kind === "replay") {
-          // Only a sent message is stored as an answer (status 200).
-          return c.json(JSON.parse(begun.body) as { id: string; status: "sent" }, 200, {
-            "Idempotent-Replayed": "true",
-          });
-        }
-        if (begun.kind === "mismatch") {
-          throw new ApiError("conflict", "This Idempotency-Key was already used with a different request body.");
-        }
-        if (begun.kind === "in_progress") {
-          throw new ApiError("conflict", "A request with this Idempotency-Key is still being processed; retry later.");
-        }
-      }
-
-      try {
+      const send = async () => {
         const limitHeaders = await spendContactLimits(deps.limiter, deps.config, c.get("clientIp"));
         // A client retry (same key and content) after a failed send resends the stored row.
         const earlier = idemKey ? await store.failedForRetry(idemKey, input) : undefined;
@@ -83,20 +67,18 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           throw new ApiError(
             "upstream_error",
             "The mail server refused the message; it has been stored for the operator to resend.",
-            {
-              details: { id: row.id },
-              headers: limitHeaders,
-            },
+            { details: { id: row.id }, headers: limitHeaders },
           );
         }
-        const answer = { id: row.id, status: "sent" as const };
-        if (idemKey) await deps.idempotency.complete(SCOPE, idemKey, 200, JSON.stringify(answer));
-        return c.json(answer, 200, limitHeaders);
-      } catch (err) {
-        // Only a sent message is a final answer; anything else may be retried with the same key.
-        if (idemKey) await deps.idempotency.abandon(SCOPE, idemKey).catch(() => {});
-        throw err;
+        return { body: { id: row.id, status: "sent" as const }, headers: limitHeaders };
+      };
+      if (!idemKey) {
+        const { body: answer, headers } = await send();
+        return c.json(answer, 200, headers);
       }
+      const bodyHash = hashBody(JSON.stringify([body.name, body.email, body.subject ?? null, body.message]));
+      // Only a sent message is stored as the answer; any failure may be retried with the same key.
+      return once(c, deps.idempotency, { scope: SCOPE, key: idemKey, bodyHash }, send) as never;
     },
     (result, c) => {
       if (result.success) return;

@@ -8,6 +8,7 @@ import { readJsonBody } from "../../http/json-body.js";
 import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { LABELS } from "../../ports/classifier.js";
+import { answerPrior, once } from "../shared/idempotency.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -67,34 +68,9 @@ export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promis
   if (prior) return answerPrior(c, prior);
   if (!idemKey) return c.json(await classify(deps, texts), 200);
 
-  const claim = await deps.idempotency.begin(scope, idemKey, bodyHash);
-  if (claim.kind !== "new") return answerPrior(c, claim);
-  try {
-    const body = await classify(deps, texts);
-    await deps.idempotency.complete(scope, idemKey, 200, JSON.stringify(body));
-    return c.json(body, 200);
-  } catch (err) {
-    await deps.idempotency.abandon(scope, idemKey).catch(() => undefined);
-    throw err;
-  }
-}
-
-function answerPrior(
-  c: Context<AppEnv>,
-  prior: { kind: "replay"; status: number; body: string } | { kind: "mismatch" } | { kind: "in_progress" },
-): Response {
-  if (prior.kind === "mismatch") {
-    throw new ApiError("conflict", "Idempotency-Key was already used with a different request body.");
-  }
-  if (prior.kind === "in_progress") {
-    throw new ApiError("conflict", "A request with this Idempotency-Key is still in progress; retry shortly.", {
-      headers: { "Retry-After": "1" },
-    });
-  }
-  return c.body(prior.body, prior.status as 200, {
-    "Content-Type": "application/json",
-    "Idempotent-Replayed": "true",
-  });
+  return once(c, deps.idempotency, { scope, key: idemKey, bodyHash }, async () => ({
+    body: await classify(deps, texts),
+  }));
 }
 
 async function classify(deps: AppDeps, texts: string[]): Promise<ClassifyResponseBody> {
