@@ -24,6 +24,7 @@ import { httpCache } from "./http/http-cache.js";
 import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { observe } from "./http/observe.js";
+import { queryAliases } from "./http/query-aliases.js";
 import { requestId } from "./http/request-id.js";
 import { retryAfterOn429 } from "./http/retry-after.js";
 import type { AppEnv } from "./http/types.js";
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps): App {
 
   // Before the limits: a browser's preflight is answered (204) without counting against anything.
   app.use("/v1/*", publicCors());
+  app.use("/v1/*", queryAliases());
   registerOps(app, deps);
   registerDocs(app);
   registerHome(app);

@@ -1,0 +1,30 @@
+import type { MiddlewareHandler } from "hono";
+
+/**
+ * One naming scheme for the lookups' query parameters — `lat`, `lon`, `tz` — with the other
+ * spellings clients reach for accepted as aliases: `latitude`, `longitude`, `timezone`,
+ * `time_zone`. An alias is rewritten to its canonical name before validation (so errors name the
+ * canonical parameter); when both are sent, the canonical one wins and the alias is dropped.
+ */
+export const QUERY_ALIASES: Readonly<Record<string, string>> = {
+  latitude: "lat",
+  longitude: "lon",
+  timezone: "tz",
+  time_zone: "tz",
+};
+
+export function queryAliases(): MiddlewareHandler {
+  return async (c, next) => {
+    const url = new URL(c.req.url);
+    let changed = false;
+    for (const [alias, canonical] of Object.entries(QUERY_ALIASES)) {
+      if (!url.searchParams.has(alias)) continue;
+      const values = url.searchParams.getAll(alias);
+      url.searchParams.delete(alias);
+      if (!url.searchParams.has(canonical)) for (const v of values) url.searchParams.append(canonical, v);
+      changed = true;
+    }
+    if (changed) c.req.raw = new Request(url, c.req.raw);
+    await next();
+  };
+}
