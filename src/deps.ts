@@ -11,7 +11,7 @@ import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
 import { createRedis, untilReady } from "./adapters/redis.js";
 import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
-import type { Config } from "./config.js";
+import { type Config, resolveAuthSecret } from "./config.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { IdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
@@ -45,6 +45,8 @@ export interface AppDeps {
   accountKeys: AccountKeys;
   /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
   classifier: Classifier;
+  /** AUTH_SECRET, or the one generated into DATA_DIR: read once here, not inside createApp. */
+  authSecret: string;
   /** The SMTP mail lane; undefined when MAIL_URL is unset. */
   mail?: MailLane;
   /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
@@ -78,6 +80,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     config,
     logger,
     metrics,
+    authSecret: resolveAuthSecret(config),
     database,
     limiter,
     redis,

@@ -4,7 +4,7 @@ import { createLogger } from "../adapters/logger.js";
 import { type Config, ConfigError, parseConfig } from "../config.js";
 import { openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
-import { registerContactCommands } from "../features/contact/cli.js";
+import { registerContactCommands } from "./contact.js";
 import { registerDataCommands } from "./data.js";
 import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
+import { sha256Hex } from "../lib/hash.js";
 import type { DB } from "./schema.js";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
@@ -10,7 +10,7 @@ export type IdempotencyBegin =
   | { kind: "mismatch" }
   | { kind: "in_progress" };
 
-export const hashBody = (body: string): string => createHash("sha256").update(body).digest("hex");
+export const hashBody = sha256Hex;
 
 /**
  * Stored `Idempotency-Key` outcomes (24 h), in the database so they hold across instances.

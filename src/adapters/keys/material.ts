@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import bs58 from "bs58";
+import { sha256Hex } from "../../lib/hash.js";
 import type { KeyInfo } from "../../ports/key-store.js";
 
 export const KEY_PREFIX = "alm";
@@ -10,7 +11,8 @@ export const generateKey = (): string => `${KEY_PREFIX}_${bs58.encode(randomByte
 export const newKeyId = (): string => `key_${bs58.encode(randomBytes(12))}`;
 
 /** The only form of a key that is stored: SHA-256, hex. */
-export const hashKey = (key: string): string => createHash("sha256").update(key).digest("hex");
+/** Keys are stored and looked up only by their SHA-256. */
+export const hashKey = sha256Hex;
 
 /** The display parts of a key: `alm_` + four characters, and the last four. */
 export function displayParts(key: string): { start: string; last4: string } {

@@ -6,7 +6,7 @@ import { getMigrations } from "better-auth/db/migration";
 import { emailOTP, genericOAuth } from "better-auth/plugins";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
-import { type Config, resolveAuthSecret } from "../../config.js";
+import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 import { withHashedSessionTokens } from "./hashed-sessions.js";
@@ -26,6 +26,8 @@ export interface AuthDeps {
    * `mailOutcome.run({})` and reads `refused` afterwards.
    */
   mailOutcome: AsyncLocalStorage<MailOutcome>;
+  /** Signs sessions (deps.authSecret). */
+  secret: string;
 }
 
 export interface MailOutcome {
@@ -51,7 +53,7 @@ export function authOptions(deps: AuthDeps) {
     appName: "Almanac",
     baseURL: config.PUBLIC_URL,
     basePath: "/api/auth",
-    secret: resolveAuthSecret(config),
+    secret: deps.secret,
     // Our own Kysely (one pool), with session tokens stored only as SHA-256 (see hashed-sessions.ts).
     database: withHashedSessionTokens(
       kyselyAdapter(database.db as unknown as Kysely<Record<string, unknown>>, {
@@ -179,10 +181,16 @@ export async function startAuth(deps: AuthDeps): Promise<Auth> {
  * Several instances may start at once: if another one created a table first, plan again (a few
  * times) rather than fail.
  */
-export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome">): Promise<void> {
-  // getMigrations needs the driver itself, not an adapter: the schema is the same.
+export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | "secret">): Promise<void> {
+  // getMigrations needs the driver itself, not an adapter: the schema is the same. Nothing is
+  // signed while migrating, so the secret is a placeholder (the CLI need not read DATA_DIR's).
   const options = {
-    ...authOptions({ ...deps, mail: () => undefined, mailOutcome: new AsyncLocalStorage() }),
+    ...authOptions({
+      ...deps,
+      mail: () => undefined,
+      mailOutcome: new AsyncLocalStorage(),
+      secret: "migrations-only-placeholder-never-used-to-sign",
+    }),
     database: deps.database.raw,
   };
   for (let attempt = 1; ; attempt++) {

@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
-import { resolveAuthSecret } from "../../config.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError, renderError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
@@ -81,6 +80,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           logger: deps.logger,
           mail: () => deps.mail,
           mailOutcome,
+          secret: deps.authSecret,
         }),
         isAPIError: m.isAPIError,
       }))
@@ -93,7 +93,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const ctx: AccountContext = {
     deps,
     loadAuth,
-    secret: resolveAuthSecret(deps.config),
+    secret: deps.authSecret,
     publicOrigin: new URL(deps.config.PUBLIC_URL).origin,
   };
 

@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { Metrics } from "../../adapters/metrics.js";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { MailLane } from "../../ports/mail-lane.js";
@@ -15,6 +14,10 @@ export interface OutboxOptions {
   retryBaseMs: number;
   /** Attempts after which a failed message is left to the operator (CONTACT_MAX_ATTEMPTS). */
   maxAttempts: number;
+}
+
+interface Counter {
+  inc(): void;
 }
 
 export interface OutboxCounters {
@@ -119,7 +122,7 @@ export function createContactOutbox(deps: {
   config: Config;
   database: Database;
   mail?: MailLane;
-  metrics: Metrics;
+  metrics: { contactOutbox: { sentTotal: Counter; failedTotal: Counter; pending: { set(n: number): void } } };
   logger: Logger;
   now: () => Date;
 }): ContactOutbox {

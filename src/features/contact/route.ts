@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { hashBody } from "../../db/idempotency.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
+import { sha256Hex } from "../../lib/hash.js";
 import { once } from "../shared/idempotency.js";
 import { deliverContact } from "./deliver.js";
 import { spendContactLimits } from "./limits.js";
@@ -76,7 +76,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
         const { body: answer, headers } = await send();
         return c.json(answer, 200, headers);
       }
-      const bodyHash = hashBody(JSON.stringify([body.name, body.email, body.subject ?? null, body.message]));
+      const bodyHash = sha256Hex(JSON.stringify([body.name, body.email, body.subject ?? null, body.message]));
       // Only a sent message is stored as the answer; any failure may be retried with the same key.
       return once(c, deps.idempotency, { scope: SCOPE, key: idemKey, bodyHash }, send) as never;
     },

@@ -1,8 +1,8 @@
-import { CachedLoader } from "../../adapters/cache.js";
 import { ApiError } from "../../http/errors.js";
 import type { Cache } from "../../ports/cache.js";
 import type { Place, PostcodeResolver, Resolution } from "../../ports/postcode-resolver.js";
 import { UpstreamError } from "../../ports/upstream-error.js";
+import { CachedLoader } from "../shared/cached-loader.js";
 import { normalisePostcode } from "./format.js";
 import { RESOLVER_FAILED } from "./schema.js";
 

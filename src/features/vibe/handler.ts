@@ -1,12 +1,11 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { hashKey } from "../../adapters/keys/material.js";
-import { hashBody } from "../../db/idempotency.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
 import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
+import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
 import { answerPrior, once } from "../shared/idempotency.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
@@ -52,8 +51,8 @@ export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promis
   const idemKey = c.req.header("idempotency-key");
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
-  const scope = `classify:${hashKey(token)}`;
-  const bodyHash = texts ? hashBody(JSON.stringify(texts)) : "";
+  const scope = `classify:${sha256Hex(token)}`;
+  const bodyHash = texts ? sha256Hex(JSON.stringify(texts)) : "";
   const prior = texts && idemKey && idemKeyValid ? await deps.idempotency.peek(scope, idemKey, bodyHash) : null;
   const runs = texts !== null && idemKeyValid && prior === null;
 

@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import pino from "pino";
-import { createSmtpMailLane } from "../../adapters/smtp-mail.js";
-import type { Config } from "../../config.js";
-import { type Database, openDatabase } from "../../db/database.js";
-import { migrate } from "../../db/migrations.js";
-import { deliverContact } from "./deliver.js";
-import { ContactOutbox } from "./outbox.js";
-import { type ContactRow, type ContactStatus, ContactStore } from "./store.js";
+import { createSmtpMailLane } from "../adapters/smtp-mail.js";
+import type { Config } from "../config.js";
+import { type Database, openDatabase } from "../db/database.js";
+import { migrate } from "../db/migrations.js";
+import { deliverContact } from "../features/contact/deliver.js";
+import { ContactOutbox } from "../features/contact/outbox.js";
+import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
 
