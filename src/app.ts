@@ -91,9 +91,10 @@ export function createApp(deps: AppDeps): App {
       title: "Almanac",
       version: "1.0.0",
       description:
-        "Utility lookups (demo tier: 60 GET calls per hour per IP), paid vibe classification and a contact desk. " +
+        `Utility lookups (demo tier: ${deps.config.DEMO_HOURLY_LIMIT} GET calls per hour per IP), paid vibe classification and a contact desk. ` +
         'Every error is `{"error":{"code","message","reason"?,"details"?,"request_id"}}`; ' +
         "every response carries `X-Request-Id`.",
+      contact: { name: "Almanac contact desk", url: `${deps.config.PUBLIC_URL}/` },
     },
     // Relative: "Try it out" on /docs calls whichever host served the page (localhost,
     // 127.0.0.1 or a public name), never a fixed PUBLIC_URL.

@@ -8,11 +8,21 @@
 type Json = Record<string, unknown>;
 interface Operation extends Json {
   operationId?: string;
+  tags?: string[];
+  security?: Json[];
   parameters?: Json[];
   responses: Record<string, Json & { headers?: Record<string, Json>; content?: Json }>;
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+const TAGS = [
+  { name: "Lookups", description: "Public GETs on the demo tier: moon, sun, holidays, VAT, postcodes, weather." },
+  { name: "Vibe", description: "Paid sentiment classification; an API key on every call." },
+  { name: "Keys", description: "What a key may still do: its plan, limits and recent use." },
+  { name: "Contact desk", description: "Messages to the people behind Almanac, sent through the mail lane." },
+  { name: "Billing", description: "Purchases that change an account's plan (Stripe Checkout webhook)." },
+];
 const ERROR = { $ref: "#/components/schemas/Error" };
 
 /** GET routes whose answers carry an ETag and may be revalidated with If-None-Match. */
@@ -50,7 +60,21 @@ export function contractDocument<T extends object>(doc: T): T {
       schema: { type: "string" },
     },
     Allow: { description: "The methods the path serves.", schema: { type: "string" } },
+    "Access-Control-Allow-Origin": {
+      description: "`*`: any web page may read the answer (no credentials are involved).",
+      schema: { type: "string", const: "*" },
+    },
   };
+  // Integers in headers: the size the server really sends.
+  const retry = components.headers["Retry-After"] as { schema: Json };
+  retry.schema = { type: "integer", format: "int32", minimum: 1, maximum: 86_400 };
+
+  const tags = TAGS.filter((t) =>
+    Object.values(out.paths).some((item) =>
+      Object.values(item).some((op) => (op.tags as string[] | undefined)?.includes(t.name)),
+    ),
+  );
+  (out as unknown as { tags: typeof TAGS }).tags = tags;
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
   for (const [path, item] of Object.entries(out.paths)) {
@@ -58,6 +82,9 @@ export function contractDocument<T extends object>(doc: T): T {
       const op = item[method];
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
+      // Public lookups: anonymous (demo tier) or a key. The webhook is authenticated by its
+      // Stripe signature, not a scheme OpenAPI can express.
+      if (!op.security) op.security = path === "/v1/billing/webhook" ? [] : [{}, { bearer: [] }];
       const publicGet = method === "get" && path.startsWith("/v1/") && path !== "/v1/openapi.json";
       if (publicGet && !(op.parameters ?? []).some((p) => p.in === "header" && p.name === "Authorization")) {
         op.parameters = [
@@ -94,6 +121,8 @@ export function contractDocument<T extends object>(doc: T): T {
       }
       for (const [status, response] of Object.entries(op.responses)) {
         response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
+        if (path.startsWith("/v1/"))
+          response.headers["Access-Control-Allow-Origin"] = ref("Access-Control-Allow-Origin");
         if (status === "429" && !response.headers["Retry-After"]) response.headers["Retry-After"] = ref("Retry-After");
       }
     }
