@@ -25,6 +25,58 @@ const TAGS = [
 ];
 const ERROR = { $ref: "#/components/schemas/Error" };
 
+/**
+ * What the lookups' query parameters really are. The validators read strings (every query value
+ * is one) and parse them; the document says what they accept: numbers with their ranges, a list
+ * as an array (comma-separated, `style: form, explode: false`), dates as dates.
+ */
+const QUERY_TYPES: Record<string, Json> = {
+  lat: { type: "number", minimum: -90, maximum: 90 },
+  lon: { type: "number", minimum: -180, maximum: 180 },
+  phases: { type: "integer", minimum: 1, maximum: 12 },
+  year: { type: "integer", minimum: 1900, maximum: 2199 },
+  add: { type: "integer", minimum: -1000, maximum: 1000 },
+};
+const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
+
+function typedParameter(path: string, p: Json): Json {
+  if (p.in === "header" && String(p.name).toLowerCase() === "idempotency-key") {
+    const schema = p.schema as Json;
+    return { ...p, schema: { ...schema, type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" } };
+  }
+  if (p.in !== "query") return p;
+  const schema = p.schema as Json & { example?: unknown };
+  const name = String(p.name);
+  const typed = QUERY_TYPES[name];
+  if (typed) {
+    const example = schema.example === undefined ? undefined : Number(schema.example);
+    return { ...p, schema: { description: schema.description, ...typed, ...(example !== undefined && { example }) } };
+  }
+  if (name === "types") {
+    return {
+      ...p,
+      style: "form",
+      explode: false,
+      schema: {
+        description: schema.description,
+        type: "array",
+        items: { type: "string", enum: ["public", "bank", "optional", "school", "observance"] },
+        example: ["public", "bank"],
+      },
+    };
+  }
+  if (name === "date") {
+    const { pattern: _pattern, ...rest } = schema;
+    return {
+      ...p,
+      schema: DATE_ONLY.has(path)
+        ? { ...rest, format: "date" }
+        : { ...rest, anyOf: [{ format: "date" }, { format: "date-time" }] },
+    };
+  }
+  return p;
+}
+
 /** GET routes whose answers carry an ETag and may be revalidated with If-None-Match. */
 export const CACHED_PATHS = ["/v1/moon", "/v1/sun", "/v1/holidays", "/v1/holidays/working-days", "/v1/vat"];
 
@@ -82,6 +134,7 @@ export function contractDocument<T extends object>(doc: T): T {
       const op = item[method];
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
+      if (op.parameters) op.parameters = op.parameters.map((p) => typedParameter(path, p));
       // Public lookups: anonymous (demo tier) or a key. The webhook is authenticated by its
       // Stripe signature, not a scheme OpenAPI can express.
       if (!op.security) op.security = path === "/v1/billing/webhook" ? [] : [{}, { bearer: [] }];
