@@ -103,7 +103,9 @@ export function createApp(deps: AppDeps): App {
   // Built once, on first request (every route is registered by then), then post-processed.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   app.get("/v1/openapi.json", (c) => {
-    document ??= contractDocument(app.getOpenAPI31Document(documentConfig));
+    document ??= contractDocument(app.getOpenAPI31Document(documentConfig), {
+      demoHourlyLimit: deps.config.DEMO_HOURLY_LIMIT,
+    });
     return c.json(document);
   });
 

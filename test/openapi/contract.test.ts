@@ -132,3 +132,18 @@ describe("/v1/openapi.json is a contract real answers keep", () => {
     expect(documented.filter((d) => !exercised.has(d))).toEqual([]);
   });
 });
+
+describe("error examples quote the configured limits", () => {
+  it("a server with DEMO_HOURLY_LIMIT=25 documents 25, not the default 60", async () => {
+    const { testApp } = await import("../helpers/app.js");
+    const t = await testApp({ DEMO_HOURLY_LIMIT: "25" });
+    try {
+      const text = await (await t.app.request("/v1/openapi.json")).text();
+      expect(text).toContain("Demo tier limit of 25 calls per hour reached");
+      expect(text).toContain(";q=25;w=3600");
+      expect(text).not.toContain("limit of 60 calls");
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -95,8 +95,27 @@ const errorResponse = (description: string, headers: Record<string, Json> = {}) 
   content: { "application/json": { schema: ERROR } },
 });
 
-export function contractDocument<T extends object>(doc: T): T {
-  const out = structuredClone(doc) as T & { paths: Record<string, Record<string, Operation>>; components?: Json };
+/** The limits the document's examples quote, as configured (not the defaults they were written with). */
+export interface ContractLimits {
+  demoHourlyLimit: number;
+}
+
+/** The demo-tier figures in descriptions and examples, restated with the configured limit. */
+function withLimits<T>(doc: T, limits: ContractLimits): T {
+  const n = String(limits.demoHourlyLimit);
+  const text = JSON.stringify(doc)
+    .replaceAll(";q=60;w=3600", `;q=${n};w=3600`)
+    .replaceAll("(60 calls per 3600 s", `(${n} calls per 3600 s`)
+    .replaceAll("Demo tier limit of 60 calls per hour", `Demo tier limit of ${n} calls per hour`)
+    .replaceAll("Demo-tier limit reached (60 calls per hour", `Demo-tier limit reached (${n} calls per hour`);
+  return JSON.parse(text) as T;
+}
+
+export function contractDocument<T extends object>(doc: T, limits?: ContractLimits): T {
+  const out = (limits ? withLimits(doc, limits) : structuredClone(doc)) as T & {
+    paths: Record<string, Record<string, Operation>>;
+    components?: Json;
+  };
   out.components ??= {};
   const components = out.components as { headers?: Record<string, Json> };
   components.headers = {
