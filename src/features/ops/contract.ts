@@ -77,6 +77,29 @@ function typedParameter(path: string, p: Json): Json {
   return p;
 }
 
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Times and dates in answers carry `format: date-time` / `date`, read off each string
+ * property's documented example (every such field has one); the contract test then checks real
+ * answers against the format too.
+ */
+function addTimeFormats(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) addTimeFormats(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const schema = node as Json & { type?: unknown; example?: unknown; format?: unknown };
+  const isString = schema.type === "string" || (Array.isArray(schema.type) && schema.type.includes("string"));
+  if (isString && schema.format === undefined && typeof schema.example === "string") {
+    if (DATE_TIME.test(schema.example)) schema.format = "date-time";
+    else if (DATE.test(schema.example)) schema.format = "date";
+  }
+  for (const value of Object.values(schema)) addTimeFormats(value);
+}
+
 /** GET routes whose answers carry an ETag and may be revalidated with If-None-Match. */
 export const CACHED_PATHS = ["/v1/moon", "/v1/sun", "/v1/holidays", "/v1/holidays/working-days", "/v1/vat"];
 
@@ -147,6 +170,13 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
   );
   (out as unknown as { tags: typeof TAGS }).tags = tags;
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+  addTimeFormats((out.components as Json).schemas);
+  for (const item of Object.values(out.paths)) {
+    for (const op of Object.values(item)) {
+      for (const response of Object.values(op.responses ?? {})) addTimeFormats(response.content);
+    }
+  }
 
   for (const [path, item] of Object.entries(out.paths)) {
     for (const method of METHODS) {
