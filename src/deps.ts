@@ -5,7 +5,7 @@ import { MemoryCache, RedisCache } from "./adapters/cache.js";
 import { createClassifier } from "./adapters/classifier/factory.js";
 import { createKeyStore } from "./adapters/keys/factory.js";
 import { ClusterRateLimiter, MemoryRateLimiter, RedisRateLimiter } from "./adapters/limiter.js";
-import { Metrics } from "./adapters/metrics.js";
+import { PromMetrics } from "./adapters/metrics.js";
 import { OpenMeteoForecaster } from "./adapters/open-meteo.js";
 import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
 import { createRedis, untilReady } from "./adapters/redis.js";
@@ -13,7 +13,7 @@ import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
 import { type Config, resolveAuthSecret } from "./config.js";
 import { type Database, openDatabase } from "./db/database.js";
-import { IdempotencyStore } from "./db/idempotency.js";
+import { SqlIdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
 import { AccountKeys } from "./features/keys/account-keys.js";
 import { CountingKeyStore } from "./features/keys/counting-store.js";
@@ -21,8 +21,10 @@ import { UsageCounter } from "./features/keys/usage.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
+import type { IdempotencyStore } from "./ports/idempotency.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { MailLane } from "./ports/mail-lane.js";
+import type { Metrics } from "./ports/metrics.js";
 import type { PostcodeResolver } from "./ports/postcode-resolver.js";
 import type { RateLimiter } from "./ports/rate-limiter.js";
 import type { VatRegistry } from "./ports/vat-registry.js";
@@ -61,7 +63,7 @@ export interface AppDeps {
 
 /** Builds the real dependencies for `config`, applying migrations. */
 export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {
-  const metrics = new Metrics({ defaultMetrics: true });
+  const metrics = new PromMetrics({ defaultMetrics: true });
   const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
   await migrate(database.db);
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
@@ -84,7 +86,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     database,
     limiter,
     redis,
-    idempotency: new IdempotencyStore(database.db),
+    idempotency: new SqlIdempotencyStore(database.db),
     cache: redis
       ? new RedisCache(redis, { onFallback: () => metrics.upstreamError("redis", "cache_fallback") })
       : new MemoryCache(),

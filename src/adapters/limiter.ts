@@ -6,8 +6,8 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from "rate-limiter-flexible";
+import type { Metrics } from "../ports/metrics.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
-import type { Metrics } from "./metrics.js";
 
 type Factory = (rule: LimitRule) => RateLimiterAbstract;
 

@@ -1,7 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Metrics } from "../ports/metrics.js";
 
 /** Prometheus metrics for one app instance (its own registry: no module-level singletons). */
-export class Metrics {
+export class PromMetrics implements Metrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: "http_requests_total",

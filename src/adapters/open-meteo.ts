@@ -1,7 +1,7 @@
 import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
 import type { DailyForecast, Forecast, Forecaster } from "../ports/forecaster.js";
-import type { Metrics } from "./metrics.js";
+import type { Metrics } from "../ports/metrics.js";
 import { getJson, type UpstreamOptions, upstreamFailure } from "./upstream-http.js";
 
 export const TIMEZONE = "Europe/London";

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import type { Metrics } from "../ports/metrics.js";
 import type { PostcodeResolver, Resolution } from "../ports/postcode-resolver.js";
-import type { Metrics } from "./metrics.js";
 import { getJson, type UpstreamOptions, upstreamFailure } from "./upstream-http.js";
 
 const text = z

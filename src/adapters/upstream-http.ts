@@ -1,5 +1,5 @@
+import type { Metrics } from "../ports/metrics.js";
 import { UpstreamError, type UpstreamFailureKind } from "../ports/upstream-error.js";
-import type { Metrics } from "./metrics.js";
 
 export interface UpstreamOptions {
   /** Label in `upstream_errors_total`. */

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
+import type { Metrics } from "../ports/metrics.js";
 import type { RegistrationResult, VatRegistry } from "../ports/vat-registry.js";
-import type { Metrics } from "./metrics.js";
 import { BodyTooLarge, readCapped } from "./upstream-http.js";
 
 /** VIES member-state codes (EL for Greece, XI for Northern Ireland). */

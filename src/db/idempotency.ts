@@ -1,14 +1,9 @@
 import type { Kysely } from "kysely";
 import { sha256Hex } from "../lib/hash.js";
+import type { IdempotencyBegin, IdempotencyStore } from "../ports/idempotency.js";
 import type { DB } from "./schema.js";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
-
-export type IdempotencyBegin =
-  | { kind: "new" }
-  | { kind: "replay"; status: number; body: string }
-  | { kind: "mismatch" }
-  | { kind: "in_progress" };
 
 export const hashBody = sha256Hex;
 
@@ -17,7 +12,7 @@ export const hashBody = sha256Hex;
  * `begin` claims the key atomically (primary key insert); the first request then `complete`s
  * it with its answer, or `abandon`s it when it failed so a retry can run again.
  */
-export class IdempotencyStore {
+export class SqlIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly now: () => number = Date.now,

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
-import type { Metrics } from "../adapters/metrics.js";
+import type { Metrics } from "../ports/metrics.js";
 import { clientIp } from "./client-ip.js";
 
 /** One structured log line and one metrics observation per request. */

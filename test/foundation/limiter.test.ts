@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryRateLimiter, RedisRateLimiter } from "../../src/adapters/limiter.js";
-import { Metrics } from "../../src/adapters/metrics.js";
+import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
 import { createRedis, untilReady } from "../../src/adapters/redis.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/db/database.js";
-import { hashBody, IdempotencyStore } from "../../src/db/idempotency.js";
+import { hashBody, SqlIdempotencyStore } from "../../src/db/idempotency.js";
 import { migrate } from "../../src/db/migrations.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../helpers/env.js";
 
@@ -37,7 +37,7 @@ function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup:
 
     it("idempotency: claims once, replays the stored answer, refuses another body", async () => {
       let clock = Date.parse("2026-01-01T00:00:00Z");
-      const store = new IdempotencyStore(database.db, () => clock);
+      const store = new SqlIdempotencyStore(database.db, () => clock);
       const h = hashBody('["a"]');
       const claims = await Promise.all(Array.from({ length: 10 }, () => store.begin("s", "key-1", h)));
       expect(claims.filter((c) => c.kind === "new")).toHaveLength(1);

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import type { IdempotencyBegin, IdempotencyStore } from "../../db/idempotency.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
+import type { IdempotencyBegin, IdempotencyStore } from "../../ports/idempotency.js";
 
 export const IDEMPOTENCY_MISMATCH = "Idempotency-Key was already used with a different request body.";
 export const IDEMPOTENCY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress; retry shortly.";
