@@ -49,6 +49,8 @@ describe("GET /v1/weather", () => {
     expect(body.location).toEqual({
       postcode: "SW1A 2AA",
       outcode: "SW1A",
+      lat: 51.50354,
+      lon: -0.127695,
       latitude: 51.50354,
       longitude: -0.127695,
       district: "Westminster",

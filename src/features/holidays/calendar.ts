@@ -30,6 +30,8 @@ const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "satur
 export interface Place {
   country: { code: string; name: string };
   region: { code: string; name: string } | null;
+  tz: string;
+  /** Old name of `tz`, kept for existing clients. */
   timezone: string;
   /** Weekend days from CLDR (Intl.Locale week info), e.g. ["saturday", "sunday"]. */
   weekend: string[];
@@ -201,7 +203,13 @@ export class HolidayCalendars {
     return {
       ok: true,
       calendar,
-      place: { country: { code: country, name: countryName }, region, timezone: calendar.timezone, weekend },
+      place: {
+        country: { code: country, name: countryName },
+        region,
+        tz: calendar.timezone,
+        timezone: calendar.timezone,
+        weekend,
+      },
     };
   }
 }

@@ -44,6 +44,7 @@ const listRoute = createRoute({
           example: {
             country: GB,
             region: ENG,
+            tz: "Europe/London",
             timezone: "Europe/London",
             weekend: ["saturday", "sunday"],
             year: 2024,
@@ -90,6 +91,7 @@ const workingDaysRoute = createRoute({
           example: {
             country: GB,
             region: ENG,
+            tz: "Europe/London",
             timezone: "Europe/London",
             weekend: ["saturday", "sunday"],
             date: "2024-12-25",

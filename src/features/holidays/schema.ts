@@ -71,7 +71,8 @@ export const WorkingDaysQuery = z.object({
 const PlaceSchema = {
   country: z.object({ code: z.string(), name: z.string() }),
   region: z.object({ code: z.string(), name: z.string() }).nullable(),
-  timezone: z.string().openapi({ example: "Europe/London" }),
+  tz: z.string().openapi({ example: "Europe/London", description: "IANA time zone of the country (or region)." }),
+  timezone: z.string().openapi({ example: "Europe/London", deprecated: true, description: "Old name of `tz`." }),
   weekend: z.array(z.string()).openapi({ example: ["saturday", "sunday"], description: "From CLDR week data." }),
 };
 

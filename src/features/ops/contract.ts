@@ -1,3 +1,5 @@
+import { QUERY_ALIASES } from "../../http/query-aliases.js";
+
 /**
  * Post-processing of the generated OpenAPI document so it declares what the server really does
  * for every operation, without repeating it in each route: an `operationId`, `X-Request-Id` on
@@ -38,6 +40,15 @@ const QUERY_TYPES: Record<string, Json> = {
   add: { type: "integer", minimum: -1000, maximum: 1000 },
 };
 const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
+
+/** "… Also accepted as `latitude`." on each query parameter that has aliases. */
+function withAliases(p: Json): Json {
+  if (p.in !== "query") return p;
+  const aliases = Object.keys(QUERY_ALIASES).filter((a) => QUERY_ALIASES[a] === p.name);
+  if (aliases.length === 0) return p;
+  const description = `${(p.description as string | undefined) ?? ""} Also accepted as ${aliases.map((a) => `\`${a}\``).join(" or ")}.`;
+  return { ...p, description: description.trim() };
+}
 
 function typedParameter(path: string, p: Json): Json {
   if (p.in === "header" && String(p.name).toLowerCase() === "idempotency-key") {
@@ -183,7 +194,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       const op = item[method];
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
-      if (op.parameters) op.parameters = op.parameters.map((p) => typedParameter(path, p));
+      if (op.parameters) op.parameters = op.parameters.map((p) => withAliases(typedParameter(path, p)));
       // Public lookups: anonymous (demo tier) or a key. The webhook is authenticated by its
       // Stripe signature, not a scheme OpenAPI can express.
       if (!op.security) op.security = path === "/v1/billing/webhook" ? [] : [{}, { bearer: [] }];

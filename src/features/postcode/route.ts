@@ -26,6 +26,8 @@ const route = createRoute({
             postcode: "SW1A 2AA",
             outcode: "SW1A",
             incode: "2AA",
+            lat: 51.50354,
+            lon: -0.127695,
             latitude: 51.50354,
             longitude: -0.127695,
             eastings: 530047,

@@ -11,6 +11,7 @@ export const VAT_EXAMPLE: VatResponseBody = {
     name: "Germany",
     vat_prefix: "DE",
     currency: "EUR",
+    tz: "Europe/Berlin",
     time_zone: "Europe/Berlin",
     eu_member: true,
   },

@@ -33,7 +33,16 @@ export interface ExceptionView {
 }
 
 export interface VatRatesAnswer {
-  country: { code: string; name: string; vat_prefix: string; currency: string; time_zone: string; eu_member: boolean };
+  country: {
+    code: string;
+    name: string;
+    vat_prefix: string;
+    currency: string;
+    tz: string;
+    /** Old name of `tz`, kept for existing clients. */
+    time_zone: string;
+    eu_member: boolean;
+  };
   date: string;
   rates: Rates;
   effective_from: string;
@@ -94,6 +103,7 @@ export function ratesOn(data: VatDataset, code: string, date: string): RatesLook
         name: country.name,
         vat_prefix: country.vat_prefix,
         currency: country.currency,
+        tz: country.time_zone,
         time_zone: country.time_zone,
         eu_member: country.eu_member,
       },

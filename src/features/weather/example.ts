@@ -18,13 +18,16 @@ export const WEATHER_EXAMPLE: WeatherView = {
   location: {
     postcode: "SW1A 2AA",
     outcode: "SW1A",
+    lat: 51.50354,
+    lon: -0.127695,
     latitude: 51.50354,
     longitude: -0.127695,
     district: "Westminster",
     region: "London",
     country: "England",
   },
-  forecast_point: { latitude: 51.5, longitude: -0.12, elevation: 8 },
+  forecast_point: { lat: 51.5, lon: -0.12, latitude: 51.5, longitude: -0.12, elevation: 8 },
+  tz: "Europe/London",
   timezone: "Europe/London",
   current: {
     observed_at: "2024-10-24T14:15:00+01:00",

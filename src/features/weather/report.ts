@@ -15,13 +15,22 @@ export function weatherReport(
     location: {
       postcode: place.postcode,
       outcode: place.outcode,
+      lat: place.latitude,
+      lon: place.longitude,
       latitude: place.latitude,
       longitude: place.longitude,
       district: place.admin_district,
       region: place.region,
       country: place.country,
     },
-    forecast_point: { latitude: f.latitude, longitude: f.longitude, elevation: f.elevation },
+    forecast_point: {
+      lat: f.latitude,
+      lon: f.longitude,
+      latitude: f.latitude,
+      longitude: f.longitude,
+      elevation: f.elevation,
+    },
+    tz: f.timezone,
     timezone: f.timezone,
     current: {
       observed_at: c.time,

@@ -22,16 +22,25 @@ export const WeatherResponse = z
     location: z.object({
       postcode: z.string(),
       outcode: z.string(),
-      latitude: z.number(),
-      longitude: z.number(),
+      lat: z.number(),
+      lon: z.number(),
+      latitude: z.number().openapi({ deprecated: true, description: "Old name of `lat`." }),
+      longitude: z.number().openapi({ deprecated: true, description: "Old name of `lon`." }),
       district: z.string().nullable(),
       region: z.string().nullable(),
       country: z.string().nullable(),
     }),
     forecast_point: z
-      .object({ latitude: z.number(), longitude: z.number(), elevation: n })
+      .object({
+        lat: z.number(),
+        lon: z.number(),
+        latitude: z.number().openapi({ deprecated: true, description: "Old name of `lat`." }),
+        longitude: z.number().openapi({ deprecated: true, description: "Old name of `lon`." }),
+        elevation: n,
+      })
       .openapi({ description: "The model grid cell the forecast is for (elevation in metres)." }),
-    timezone: z.string().openapi({ example: "Europe/London" }),
+    tz: z.string().openapi({ example: "Europe/London", description: "IANA time zone of the forecast's times." }),
+    timezone: z.string().openapi({ example: "Europe/London", deprecated: true, description: "Old name of `tz`." }),
     current: z.object({
       observed_at: isoTime,
       weather: Condition,
