@@ -147,3 +147,26 @@ describe("error examples quote the configured limits", () => {
     }
   });
 });
+
+describe("the contact body the document describes is the one the server enforces", () => {
+  it.each([
+    [{ name: "Ada", email: "ada@example.com", message: "Hi" }, true],
+    [{ name: "   ", email: "ada@example.com", message: "Hi" }, false],
+    [{ name: "Ada\nBcc: x@evil.example", email: "ada@example.com", message: "Hi" }, false],
+    [{ name: "Ada", email: "ada@localhost", message: "Hi" }, false],
+    [{ name: "Ada", email: ".ada@example.com", message: "Hi" }, false],
+    [{ name: "Ada", email: "ada@example.com", subject: "", message: "Hi" }, false],
+    [{ name: "Ada", email: "ada@example.com", message: "" }, false],
+  ])("%j: document and server agree (valid: %s)", async (body, valid) => {
+    const schema = ajv.compile({
+      $ref: "openapi#/paths/~1v1~1mail~1contact/post/requestBody/content/application~1json/schema",
+    });
+    expect(schema(body)).toBe(valid);
+    const res = await rig.t.app.request("/v1/mail/contact", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status === 200).toBe(valid);
+  });
+});

@@ -13,6 +13,9 @@ const CONTROL_MESSAGE = "must not contain control characters";
 const BLANK_MESSAGE = "must not be blank";
 
 const notBlank = (s: string) => s.trim().length > 0;
+/** The same rules as a pattern for the document: a non-space character, no line breaks or controls. */
+const NO_BREAKS_NOT_BLANK =
+  "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]*$";
 
 /** A header-bound text field: bounded, single-line, no control characters. */
 const headerText = (max: number) =>
@@ -24,18 +27,25 @@ const headerText = (max: number) =>
 
 export const ContactRequest = z
   .strictObject({
-    name: headerText(100)
-      .refine(notBlank, { error: BLANK_MESSAGE })
-      .openapi({ description: "Sender's name (1–100 characters, one line).", example: "Ada Lovelace" }),
+    name: headerText(100).refine(notBlank, { error: BLANK_MESSAGE }).openapi({
+      description: "Sender's name (1–100 characters, one line, not blank).",
+      minLength: 1,
+      pattern: NO_BREAKS_NOT_BLANK,
+      example: "Ada Lovelace",
+    }),
     email: headerText(254).pipe(z.email()).openapi({
       description: "Sender's address (at most 254 characters). Used only as the Reply-To of the mail.",
       format: "email",
+      // The rule the server applies (Zod's e-mail pattern), not just "looks like an address".
+      pattern: z.regexes.email.source,
       example: "ada@example.com",
     }),
-    subject: headerText(200)
-      .refine(notBlank, { error: BLANK_MESSAGE })
-      .optional()
-      .openapi({ description: "Optional subject (1–200 characters, one line).", example: "Question about VAT rates" }),
+    subject: headerText(200).refine(notBlank, { error: BLANK_MESSAGE }).optional().openapi({
+      description: "Optional subject (1–200 characters, one line, not blank).",
+      minLength: 1,
+      pattern: NO_BREAKS_NOT_BLANK,
+      example: "Question about VAT rates",
+    }),
     message: z
       .string()
       .min(1)
