@@ -3,9 +3,9 @@ import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
-import { ERROR_STATUS, type ErrorCode } from "../../src/http/errors.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { tempDir } from "./env.js";
+import { expectErrorShape } from "./error-shape.js";
 
 export interface TestApp {
   app: App;
@@ -59,19 +59,12 @@ export async function testServer(
  * `request_id` equal to the `X-Request-Id` header — and returns the body for further checks.
  */
 export async function errorOf(res: Response) {
-  const body = (await res.json()) as {
+  const text = await res.text();
+  expectErrorShape(res.status, text, res.headers.get("x-request-id"));
+  const body = JSON.parse(text) as {
     error: { code: string; message: string; reason?: string; details?: unknown; request_id: string };
   };
-  expect(Object.keys(body)).toEqual(["error"]);
-  const { error } = body;
-  expect(Object.keys(error).every((k) => ["code", "message", "reason", "details", "request_id"].includes(k))).toBe(
-    true,
-  );
-  expect(ERROR_STATUS[error.code as ErrorCode], `status of code ${error.code}`).toBe(res.status);
-  expect(typeof error.message).toBe("string");
-  expect(error.message.length).toBeGreaterThan(0);
-  if (error.reason !== undefined) expect(typeof error.reason).toBe("string");
-  expect(error.request_id).toBe(res.headers.get("x-request-id"));
+  expect(body.error.message.length).toBeGreaterThan(0);
   return body;
 }
 
