@@ -20,7 +20,7 @@ import { bodyLimit } from "./http/body-limit.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
-import { httpCache } from "./http/http-cache.js";
+import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
 import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { observe } from "./http/observe.js";
@@ -64,13 +64,7 @@ export function createApp(deps: AppDeps): App {
     }),
   );
   // Deterministic lookups: ETag / If-None-Match → 304, Cache-Control by whether the query pins them.
-  const DAY = 86_400;
-  app.use("/v1/moon", httpCache("date", DAY));
-  app.use("/v1/sun", httpCache("date", DAY));
-  app.use("/v1/holidays", httpCache("year", DAY));
-  app.use("/v1/holidays/working-days", httpCache("date", DAY));
-  // The VAT dataset changes with a release: an hour, then revalidate.
-  app.use("/v1/vat", httpCache("date", 3600));
+  for (const { path, pinnedBy, maxAgeSec } of CACHED_LOOKUPS) app.use(path, httpCache(pinnedBy, maxAgeSec));
   // Feature routes register here.
   registerMoon(app, deps);
   registerSun(app, deps);

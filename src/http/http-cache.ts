@@ -12,6 +12,21 @@ import type { AppEnv } from "./types.js";
  * No `Vary`: the body depends on the URL alone (a key changes limits, never the answer).
  * Errors are never cached or tagged.
  */
+const DAY_SEC = 86_400;
+
+/**
+ * The deterministic lookups and what pins each one's answer, in one place: app.ts mounts
+ * `httpCache` on them and the OpenAPI document declares their ETag / 304 from the same list.
+ * VAT's dataset changes with a release: an hour, then revalidate.
+ */
+export const CACHED_LOOKUPS: readonly { path: string; pinnedBy: string; maxAgeSec: number }[] = [
+  { path: "/v1/moon", pinnedBy: "date", maxAgeSec: DAY_SEC },
+  { path: "/v1/sun", pinnedBy: "date", maxAgeSec: DAY_SEC },
+  { path: "/v1/holidays", pinnedBy: "year", maxAgeSec: DAY_SEC },
+  { path: "/v1/holidays/working-days", pinnedBy: "date", maxAgeSec: DAY_SEC },
+  { path: "/v1/vat", pinnedBy: "date", maxAgeSec: 3600 },
+];
+
 export function httpCache(pinnedBy: string, maxAgeSec: number): MiddlewareHandler<AppEnv> {
   const cacheControl: MiddlewareHandler<AppEnv> = async (c, next) => {
     await next();

@@ -1,3 +1,4 @@
+import { CACHED_LOOKUPS } from "../../http/http-cache.js";
 import { QUERY_ALIASES } from "../../http/query-aliases.js";
 
 /**
@@ -111,8 +112,7 @@ function addTimeFormats(node: unknown): void {
   for (const value of Object.values(schema)) addTimeFormats(value);
 }
 
-/** GET routes whose answers carry an ETag and may be revalidated with If-None-Match. */
-export const CACHED_PATHS = ["/v1/moon", "/v1/sun", "/v1/holidays", "/v1/holidays/working-days", "/v1/vat"];
+const CACHED_PATHS = new Set(CACHED_LOOKUPS.map((l) => l.path));
 
 /** `get` + `/v1/holidays/working-days` → `getHolidaysWorkingDays`. */
 export function operationIdOf(method: string, path: string): string {
@@ -143,6 +143,13 @@ function withLimits<T>(doc: T, limits: ContractLimits): T {
     .replaceAll("Demo tier limit of 60 calls per hour", `Demo tier limit of ${n} calls per hour`)
     .replaceAll("Demo-tier limit reached (60 calls per hour", `Demo-tier limit reached (${n} calls per hour`);
   return JSON.parse(text) as T;
+}
+
+/** Declares an optional request header on `op`, unless the route already declares it. */
+function addHeaderParameter(op: Operation, name: string, description: string, schema: Json): void {
+  const params = op.parameters ?? [];
+  if (params.some((p) => p.in === "header" && p.name === name)) return;
+  op.parameters = [...params, { in: "header", name, required: false, description, schema }];
 }
 
 export function contractDocument<T extends object>(doc: T, limits?: ContractLimits): T {
@@ -199,32 +206,24 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       // Stripe signature, not a scheme OpenAPI can express.
       if (!op.security) op.security = path === "/v1/billing/webhook" ? [] : [{}, { bearer: [] }];
       const publicGet = method === "get" && path.startsWith("/v1/") && path !== "/v1/openapi.json";
-      if (publicGet && !(op.parameters ?? []).some((p) => p.in === "header" && p.name === "Authorization")) {
-        op.parameters = [
-          ...(op.parameters ?? []),
+      if (publicGet) {
+        addHeaderParameter(
+          op,
+          "Authorization",
+          "Optional `Bearer <key>`: a valid key is not counted against the demo tier.",
           {
-            in: "header",
-            name: "Authorization",
-            required: false,
-            description: "Optional `Bearer <key>`: a valid key is not counted against the demo tier.",
-            schema: { type: "string", pattern: "^Bearer \\S+$" },
+            type: "string",
+            pattern: "^Bearer \\S+$",
           },
-        ];
+        );
       }
       op.responses["405"] ??= errorResponse("The path exists but not for this method.", { Allow: ref("Allow") });
       op.responses["500"] ??= errorResponse("Internal error: the message is generic, the request id names it.");
       if (method === "post") op.responses["413"] ??= errorResponse("The request body is larger than the limit.");
-      if (CACHED_PATHS.includes(path)) {
-        op.parameters = [
-          ...(op.parameters ?? []),
-          {
-            in: "header",
-            name: "If-None-Match",
-            required: false,
-            description: "An ETag from an earlier answer: 304 when the answer is the same.",
-            schema: { type: "string" },
-          },
-        ];
+      if (CACHED_PATHS.has(path)) {
+        addHeaderParameter(op, "If-None-Match", "An ETag from an earlier answer: 304 when the answer is the same.", {
+          type: "string",
+        });
         op.responses["304"] ??= {
           description: "Not modified: the ETag matched; no body.",
           headers: { ETag: ref("ETag") },
