@@ -11,6 +11,16 @@ export interface UpstreamOptions {
   metrics: Metrics;
 }
 
+/**
+ * Whether `res` (fetched with `redirect: "manual"`) is a redirect; if so its body is dropped.
+ * Upstreams never get their redirects followed: the request (and its token) goes nowhere else.
+ */
+export async function refusedRedirect(res: Response): Promise<boolean> {
+  if (res.type !== "opaqueredirect" && (res.status < 300 || res.status >= 400)) return false;
+  await res.body?.cancel().catch(() => {});
+  return true;
+}
+
 /** Thrown by readCapped when a body passes its cap. */
 export class BodyTooLarge extends Error {
   constructor(readonly maxBytes: number) {
@@ -72,10 +82,7 @@ export async function getJson(opts: UpstreamOptions, path: string): Promise<Upst
   } catch (err) {
     return fail(signal.aborted ? "timeout" : "network", "request failed", err);
   }
-  if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
-    await res.body?.cancel().catch(() => {});
-    return fail("redirect", `redirected with ${res.status}`);
-  }
+  if (await refusedRedirect(res)) return fail("redirect", `redirected with ${res.status}`);
   let text: string;
   try {
     text = await readCapped(res, opts.maxBytes);

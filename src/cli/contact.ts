@@ -5,7 +5,7 @@ import type { Config } from "../config.js";
 import { type Database, openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { deliverContact } from "../features/contact/deliver.js";
-import { ContactOutbox } from "../features/contact/outbox.js";
+import { ContactOutbox, outboxOptions } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
@@ -129,12 +129,7 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
             store,
             () => lane,
             config.CONTACT_TO,
-            {
-              intervalMs: config.CONTACT_OUTBOX_INTERVAL_MS,
-              pendingGraceMs: config.CONTACT_PENDING_GRACE_MS,
-              retryBaseMs: config.CONTACT_RETRY_BASE_MS,
-              maxAttempts: config.CONTACT_MAX_ATTEMPTS,
-            },
+            outboxOptions(config),
             { sent: () => {}, failed: () => {}, backlog: () => {} },
             pino({ level: "silent" }),
           );

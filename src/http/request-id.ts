@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 
 /**
  * Generates a request id (never taken from the client) and stamps it on whatever response
@@ -11,12 +11,17 @@ export function requestId(): MiddlewareHandler {
     const id = randomUUID();
     c.set("requestId", id);
     await next();
-    try {
-      c.res.headers.set("X-Request-Id", id);
-    } catch {
-      // Headers of a fetched Response are immutable: copy it once.
-      c.res = new Response(c.res.body, c.res);
-      c.res.headers.set("X-Request-Id", id);
-    }
+    setResponseHeader(c, "X-Request-Id", id);
   };
+}
+
+/** Sets a header on the response leaving the app, copying it first when its headers are immutable. */
+export function setResponseHeader(c: Context, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    // Headers of a fetched Response (e.g. better-auth's) are immutable: copy it once.
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set(name, value);
+  }
 }

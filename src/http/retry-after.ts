@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { setResponseHeader } from "./request-id.js";
 
 /** Seconds a 429 asks the client to wait when whoever refused did not say. */
 export const DEFAULT_RETRY_AFTER_SEC = 60;
@@ -13,12 +14,6 @@ export function retryAfterOn429(): MiddlewareHandler {
     await next();
     if (c.res.status !== 429 || c.res.headers.has("Retry-After")) return;
     const seconds = c.res.headers.get("X-Retry-After") ?? String(DEFAULT_RETRY_AFTER_SEC);
-    try {
-      c.res.headers.set("Retry-After", seconds);
-    } catch {
-      // Headers of a fetched Response are immutable: copy it once.
-      c.res = new Response(c.res.body, c.res);
-      c.res.headers.set("Retry-After", seconds);
-    }
+    setResponseHeader(c, "Retry-After", seconds);
   };
 }

@@ -6,7 +6,7 @@ import {
   type Label,
   type ModelInfo,
 } from "../../ports/classifier.js";
-import { readCapped } from "../upstream-http.js";
+import { readCapped, refusedRedirect } from "../upstream-http.js";
 
 export interface UpstreamClassifierOptions {
   url: string;
@@ -67,10 +67,7 @@ export class UpstreamClassifier implements Classifier {
         // A redirect is a failure, never followed: the texts (and the token) go nowhere else.
         redirect: "manual",
       });
-      if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
-        await res.body?.cancel().catch(() => {});
-        return { ok: false, detail: `classifier redirected with ${res.status}` };
-      }
+      if (await refusedRedirect(res)) return { ok: false, detail: `classifier redirected with ${res.status}` };
       const text = await readCapped(res, this.opts.maxBytes);
       if (!res.ok) return { ok: false, detail: `classifier answered ${res.status}` };
       body = JSON.parse(text);

@@ -20,6 +20,16 @@ interface Counter {
   inc(): void;
 }
 
+/** The outbox's settings as configured (CONTACT_OUTBOX_INTERVAL_MS, CONTACT_PENDING_GRACE_MS, …). */
+export function outboxOptions(config: Config): OutboxOptions {
+  return {
+    intervalMs: config.CONTACT_OUTBOX_INTERVAL_MS,
+    pendingGraceMs: config.CONTACT_PENDING_GRACE_MS,
+    retryBaseMs: config.CONTACT_RETRY_BASE_MS,
+    maxAttempts: config.CONTACT_MAX_ATTEMPTS,
+  };
+}
+
 export interface OutboxCounters {
   sent(): void;
   failed(): void;
@@ -131,12 +141,7 @@ export function createContactOutbox(deps: {
     new ContactStore(deps.database.db, deps.now),
     () => deps.mail,
     deps.config.CONTACT_TO,
-    {
-      intervalMs: deps.config.CONTACT_OUTBOX_INTERVAL_MS,
-      pendingGraceMs: deps.config.CONTACT_PENDING_GRACE_MS,
-      retryBaseMs: deps.config.CONTACT_RETRY_BASE_MS,
-      maxAttempts: deps.config.CONTACT_MAX_ATTEMPTS,
-    },
+    outboxOptions(deps.config),
     { sent: () => m.sentTotal.inc(), failed: () => m.failedTotal.inc(), backlog: (n) => m.pending.set(n) },
     deps.logger,
     deps.now,
