@@ -13,8 +13,14 @@ export const QUERY_ALIASES: Readonly<Record<string, string>> = {
   time_zone: "tz",
 };
 
+/** Cheap pre-check on the raw query: only one that names an alias (or may, percent-encoded) is parsed. */
+const MAYBE_ALIAS = new RegExp(`${Object.keys(QUERY_ALIASES).join("|")}|%`);
+
 export function queryAliases(): MiddlewareHandler {
   return async (c, next) => {
+    // Every /v1 request passes here: most carry no alias, and need no URL parsed.
+    const q = c.req.url.indexOf("?");
+    if (q === -1 || !MAYBE_ALIAS.test(c.req.url.slice(q))) return next();
     const url = new URL(c.req.url);
     let changed = false;
     for (const [alias, canonical] of Object.entries(QUERY_ALIASES)) {

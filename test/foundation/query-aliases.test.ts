@@ -27,6 +27,12 @@ describe("one naming scheme for lookup parameters, old spellings as aliases", ()
     expect(await body(aliased)).toEqual(await body(canonical));
   });
 
+  it("a percent-encoded alias name is still an alias (the fast path does not skip it)", async () => {
+    expect(await body("/v1/moon?date=2024-01-25&lati%74ude=51.5&longitude=-0.1")).toEqual(
+      await body("/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1"),
+    );
+  });
+
   it("the canonical name wins when both are sent", async () => {
     const both = (await body("/v1/sun?date=2024-06-21&lat=51.5&latitude=10&lon=-0.1")) as { location: { lat: number } };
     expect(both.location.lat).toBe(51.5);
