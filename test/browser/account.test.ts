@@ -1,50 +1,37 @@
-import { existsSync, mkdirSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
+import { existsSync } from "node:fs";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../src/server.js";
-import { type TestApp, testApp } from "../helpers/app.js";
-import { CHROMIUM, freePort, launchChromium, SHOTS } from "../support/browser.js";
+import { type BrowserSite, CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
 import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.js";
-import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+import type { SmtpTestServer } from "../support/smtp-server.js";
 
 describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
+  let site: BrowserSite;
   let smtp: SmtpTestServer;
   let idp: OidcTestProvider;
-  let t: TestApp;
-  let server: Awaited<ReturnType<typeof startServer>>;
-  let browser: Browser;
   let page: Page;
   let base: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    smtp = await startSmtpServer();
-    idp = await startOidcProvider({ redirectUris: [`${base}/api/auth/callback/oidc`] });
-    idp.setUser({ sub: "idp-grace", email: "grace@idp.example", name: "Grace" });
-    t = await testApp({
-      PORT: String(port),
-      PUBLIC_URL: base,
-      MAIL_URL: smtp.url,
-      OIDC_ISSUER: idp.issuer,
-      OIDC_CLIENT_ID: idp.clientId,
-      OIDC_CLIENT_SECRET: idp.clientSecret,
-      OIDC_NAME: "Test IdP",
+    site = await startBrowserSite(async (url) => {
+      idp = await startOidcProvider({ redirectUris: [`${url}/api/auth/callback/oidc`] });
+      idp.setUser({ sub: "idp-grace", email: "grace@idp.example", name: "Grace" });
+      return {
+        OIDC_ISSUER: idp.issuer,
+        OIDC_CLIENT_ID: idp.clientId,
+        OIDC_CLIENT_SECRET: idp.clientSecret,
+        OIDC_NAME: "Test IdP",
+      };
     });
-    server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
-    browser = await launchChromium();
-    const context = await browser.newContext();
+    ({ base, smtp } = site);
+    const context = await site.browser.newContext();
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     page = await context.newPage();
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.close();
+    await site?.close();
     await idp?.close();
-    await smtp?.close();
   });
 
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });

@@ -1,11 +1,9 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../src/server.js";
-import { type TestApp, testApp } from "../helpers/app.js";
-import { CHROMIUM, freePort, launchChromium, SHOTS } from "../support/browser.js";
-import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+import { type BrowserSite, CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
+import type { SmtpTestServer } from "../support/smtp-server.js";
 
 const AXE = (createRequire(import.meta.url)("axe-core") as { source: string }).source;
 
@@ -37,28 +35,17 @@ async function seriousViolations(page: Page, exclude: string[] = []): Promise<st
 }
 
 describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-sized, light and dark", () => {
+  let site: BrowserSite;
   let smtp: SmtpTestServer;
-  let t: TestApp;
-  let server: Awaited<ReturnType<typeof startServer>>;
   let browser: Browser;
   let base: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    smtp = await startSmtpServer();
-    t = await testApp({ PORT: String(port), PUBLIC_URL: base, MAIL_URL: smtp.url, DEMO_HOURLY_LIMIT: "1000" });
-    server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
-    browser = await launchChromium();
+    site = await startBrowserSite(() => ({ DEMO_HOURLY_LIMIT: "1000" }));
+    ({ base, smtp, browser } = site);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.close();
-    await smtp?.close();
-  });
+  afterAll(() => site?.close());
 
   /** Visits every page state in one colour scheme at 390 px, checking each with axe and for overflow. */
   async function walk(scheme: "light" | "dark") {

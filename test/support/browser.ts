@@ -1,5 +1,9 @@
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { type Browser, chromium } from "playwright-core";
+import { startServer } from "../../src/server.js";
+import { type TestApp, testApp } from "../helpers/app.js";
+import { type SmtpTestServer, startSmtpServer } from "./smtp-server.js";
 
 /** Debian's Chromium, or CHROMIUM_PATH. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -32,4 +36,41 @@ export function launchChromium(): Promise<Browser> {
       "--disable-quic",
     ],
   });
+}
+
+export interface BrowserSite {
+  /** `http://localhost:PORT`, also the app's PUBLIC_URL. */
+  base: string;
+  smtp: SmtpTestServer;
+  t: TestApp;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * The app on a real socket with a real SMTP server as its mail lane, and headless Chromium to
+ * drive it. `env` adds configuration; it gets the base URL first (an OIDC provider needs it).
+ */
+export async function startBrowserSite(
+  env: (base: string) => Record<string, string> | Promise<Record<string, string>> = () => ({}),
+): Promise<BrowserSite> {
+  mkdirSync(SHOTS, { recursive: true });
+  const port = await freePort();
+  const base = `http://localhost:${port}`;
+  const smtp = await startSmtpServer();
+  const t = await testApp({ PORT: String(port), PUBLIC_URL: base, MAIL_URL: smtp.url, ...(await env(base)) });
+  const server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger);
+  const browser = await launchChromium();
+  return {
+    base,
+    smtp,
+    t,
+    browser,
+    close: async () => {
+      await browser.close();
+      await server.close();
+      await t.close();
+      await smtp.close();
+    },
+  };
 }
