@@ -16,6 +16,7 @@ import { registerSun } from "./features/sun/route.js";
 import { registerVat } from "./features/vat/route.js";
 import { registerVibe } from "./features/vibe/route.js";
 import { registerWeather } from "./features/weather/route.js";
+import { recordAnswers } from "./http/answer-cache.js";
 import { bodyLimit } from "./http/body-limit.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
@@ -61,10 +62,13 @@ export function createApp(deps: AppDeps): App {
       keys: deps.keys,
       // /v1/usage verifies its own key without spending a use.
       exempt: ["/v1/openapi.json", "/v1/usage"],
+      counted: deps.answers?.counted,
     }),
   );
+  // Answers a route marks reusable are kept, serialised, for the hot lane (src/http/hot-lane.ts).
+  if (deps.answers) app.use("/v1/*", recordAnswers(deps.answers, deps.now));
   // Deterministic lookups: ETag / If-None-Match → 304, Cache-Control by whether the query pins them.
-  for (const { path, pinnedBy, maxAgeSec } of CACHED_LOOKUPS) app.use(path, httpCache(pinnedBy, maxAgeSec));
+  for (const { path, pinnedBy, maxAgeSec } of CACHED_LOOKUPS) app.use(path, httpCache(pinnedBy, maxAgeSec, deps.now));
   // Feature routes register here.
   registerMoon(app, deps);
   registerSun(app, deps);

@@ -24,6 +24,7 @@ const EnvSchema = z.object({
   WEB_CONCURRENCY: optional(int(1, 64)).default(1),
   LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
   DEMO_HOURLY_LIMIT: optional(int(1, 1_000_000)).default(60),
+  ANSWER_CACHE_MB: optional(int(0, 4096)).default(16),
   BODY_LIMIT_BYTES: optional(int(1024, 10_000_000)).default(256 * 1024),
   SHUTDOWN_TIMEOUT_MS: optional(int(100, 120_000)).default(10_000),
   HEADERS_TIMEOUT_MS: optional(int(500, 120_000)).default(5_000),

@@ -18,6 +18,7 @@ import { migrate } from "./db/migrations.js";
 import { AccountKeys } from "./features/keys/account-keys.js";
 import { CountingKeyStore } from "./features/keys/counting-store.js";
 import { UsageCounter } from "./features/keys/usage.js";
+import { AnswerCache } from "./http/answer-cache.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
@@ -53,6 +54,8 @@ export interface AppDeps {
   mail?: MailLane;
   /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
   cache: Cache;
+  /** Serialised lookup answers the hot lane sends again (ANSWER_CACHE_MB; undefined when 0). */
+  answers?: AnswerCache;
   /** postcodes.io (uncached; the postcode feature caches). */
   postcodes: PostcodeResolver;
   /** Open-Meteo (uncached; the weather feature caches). */
@@ -85,6 +88,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     authSecret: resolveAuthSecret(config),
     database,
     limiter,
+    answers: config.ANSWER_CACHE_MB > 0 ? new AnswerCache(config.ANSWER_CACHE_MB * 1024 * 1024) : undefined,
     redis,
     idempotency: new SqlIdempotencyStore(database.db),
     cache: redis

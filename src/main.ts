@@ -6,6 +6,7 @@ import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
 import { buildDeps, closeDeps } from "./deps.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
+import { hotLaneFor } from "./http/hot-lane.js";
 import { startServer } from "./server.js";
 
 /**
@@ -17,7 +18,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const started = performance.now();
   const deps = await buildDeps(config, logger);
   const app = createApp(deps);
-  const running = await startServer(app, { ...config, port: config.PORT, host: config.HOST }, logger);
+  const running = await startServer(app, { ...config, port: config.PORT, host: config.HOST }, logger, hotLaneFor(deps));
   const outbox = createContactOutbox(deps);
   outbox.start();
   logger.info(

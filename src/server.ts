@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import type { Logger } from "pino";
 import type { App } from "./app.js";
 import type { Config } from "./config.js";
@@ -24,8 +24,11 @@ export async function startServer(
   app: App,
   opts: ServerTimeouts & { port: number; host: string },
   logger: Logger,
+  /** The hot lane (hotLaneFor(deps)): answers what it can in front of the app. */
+  lane?: (app: RequestListener) => RequestListener,
 ): Promise<RunningServer> {
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const listener = getRequestListener(app.fetch);
+  const server = createServer(lane ? lane(listener) : listener);
   server.headersTimeout = opts.HEADERS_TIMEOUT_MS;
   server.requestTimeout = opts.REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = opts.KEEP_ALIVE_TIMEOUT_MS;

@@ -17,6 +17,15 @@ export class PromMetrics implements Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
+  private readonly reused = new Counter({
+    name: "http_answers_reused_total",
+    help: "Requests the hot lane answered from the answer cache without running the app, by route",
+    labelNames: ["route"] as const,
+    registers: [this.registry],
+  });
+  private readonly reusedChildren = new Map<string, { inc(): void }>();
+  /** Label children by "method route status": prom-client hashes a label object on every call otherwise. */
+  private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   private readonly upstreamErrors = new Counter({
     name: "upstream_errors_total",
     help: "Failed calls to upstream services, by upstream and kind of failure",
@@ -54,8 +63,27 @@ export class PromMetrics implements Metrics {
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requests.inc({ method, route, status: String(status) });
-    this.duration.observe({ method, route }, seconds);
+    const id = `${method} ${route} ${status}`;
+    let child = this.children.get(id);
+    if (child === undefined) {
+      // Bounded: routes are the registered patterns (or "unmatched") and methods/statuses are few.
+      child = {
+        count: this.requests.labels(method, route, String(status)),
+        time: this.duration.labels(method, route),
+      };
+      this.children.set(id, child);
+    }
+    child.count.inc();
+    child.time.observe(seconds);
+  }
+
+  answerReused(route: string): void {
+    let child = this.reusedChildren.get(route);
+    if (child === undefined) {
+      child = this.reused.labels(route);
+      this.reusedChildren.set(route, child);
+    }
+    child.inc();
   }
 
   upstreamError(upstream: string, kind: string): void {

@@ -7,9 +7,14 @@ import type { Context } from "hono";
  */
 export function clientIp(c: Context, trustProxy: number): string {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const peer = normalise(incoming?.socket.remoteAddress ?? "unknown");
+  return clientIpOf(incoming?.socket.remoteAddress, c.req.header("x-forwarded-for"), trustProxy);
+}
+
+/** The same from the socket's peer address and the X-Forwarded-For header (the hot lane has no Context). */
+export function clientIpOf(remoteAddress: string | undefined, forwardedFor: string | undefined, trustProxy: number) {
+  const peer = normalise(remoteAddress ?? "unknown");
   if (trustProxy <= 0) return peer;
-  const forwarded = (c.req.header("x-forwarded-for") ?? "")
+  const forwarded = (forwardedFor ?? "")
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import type { KeyStore } from "../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
@@ -16,14 +17,28 @@ export interface DemoTierOptions {
   keys?: KeyStore;
   /** Paths that are never counted (the API description). */
   exempt?: string[];
+  /**
+   * Decisions the hot lane (hot-lane.ts) already took for requests it then handed to the app
+   * (a refusal among them), so they are not counted twice.
+   */
+  counted?: WeakMap<IncomingMessage, LimitDecision>;
 }
 
+export const demoRule = (hourlyLimit: number): LimitRule => ({
+  name: "demo",
+  points: hourlyLimit,
+  durationSec: WINDOW_SEC,
+});
+
+/** The RateLimit-Policy header of a rule (one string per rule). */
+export const ratePolicy = (rule: LimitRule) => `"${rule.name}";q=${rule.points};w=${rule.durationSec}`;
+
+/** The RateLimit header of one decision. */
+export const rateState = (rule: LimitRule, d: LimitDecision) =>
+  `"${rule.name}";r=${d.remaining};t=${Math.max(1, Math.ceil(d.resetMs / 1000))}`;
+
 function headersOf(rule: LimitRule, d: LimitDecision): Record<string, string> {
-  const seconds = Math.max(1, Math.ceil(d.resetMs / 1000));
-  return {
-    "RateLimit-Policy": `"${rule.name}";q=${rule.points};w=${rule.durationSec}`,
-    RateLimit: `"${rule.name}";r=${d.remaining};t=${seconds}`,
-  };
+  return { "RateLimit-Policy": ratePolicy(rule), RateLimit: rateState(rule, d) };
 }
 
 /**
@@ -34,7 +49,7 @@ function headersOf(rule: LimitRule, d: LimitDecision): Record<string, string> {
  * (PRODUCT.md §3).
  */
 export function demoTier(opts: DemoTierOptions): MiddlewareHandler<AppEnv> {
-  const rule: LimitRule = { name: "demo", points: opts.hourlyLimit, durationSec: WINDOW_SEC };
+  const rule = demoRule(opts.hourlyLimit);
   const exempt = new Set(opts.exempt ?? []);
 
   return async (c, next) => {
@@ -50,7 +65,8 @@ export function demoTier(opts: DemoTierOptions): MiddlewareHandler<AppEnv> {
       }
     }
 
-    const decision = await opts.limiter.consume(rule, c.get("clientIp"));
+    const incoming = c.env?.incoming;
+    const decision = (incoming && opts.counted?.get(incoming)) ?? (await opts.limiter.consume(rule, c.get("clientIp")));
     const headers = headersOf(rule, decision);
     if (!decision.allowed) {
       throw new ApiError(

@@ -4,6 +4,8 @@ import type { HttpBindings } from "@hono/node-server";
 export interface AppVariables {
   requestId: string;
   clientIp: string;
+  /** Set by a route whose answer to this exact request target holds until then (epoch ms); see answer-cache.ts. */
+  reuseUntil?: number;
 }
 
 export type AppEnv = { Bindings: HttpBindings; Variables: AppVariables };

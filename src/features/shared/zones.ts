@@ -58,6 +58,14 @@ export class LocalToday {
 
   constructor(private readonly zones = new TimeZones()) {}
 
+  /** Epoch ms of the next local midnight in `zone` after `now` (when get()'s answer changes). */
+  nextMidnight(zone: string, now: Date): number {
+    return DateTime.fromMillis(now.getTime(), { zone: this.zones.get(zone) })
+      .startOf("day")
+      .plus({ days: 1 })
+      .toMillis();
+  }
+
   get(zone: string, now: Date): string {
     const ms = now.getTime();
     const from = Math.floor(ms / MINUTE_MS) * MINUTE_MS;

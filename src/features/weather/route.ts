@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { TypedResponse } from "hono";
 import type { AppDeps } from "../../deps.js";
+import { reuseUntil } from "../../http/answer-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import type { PlaceLookup } from "../postcode/lookup.js";
 import { postcodeNotFound } from "../postcode/lookup.js";
@@ -10,6 +11,12 @@ import { WEATHER_EXAMPLE } from "./example.js";
 import { ForecastLookup } from "./forecast.js";
 import { ReportBodies } from "./report.js";
 import { WeatherResponse, type WeatherView } from "./schema.js";
+
+/**
+ * How long the hot lane may send a weather answer again. The forecast under it is cached for 15
+ * minutes (and may be refreshed by another instance): this adds at most 10 s to its age.
+ */
+export const WEATHER_REUSE_MS = 10_000;
 
 const route = createRoute({
   method: "get",
@@ -45,7 +52,9 @@ export function registerWeather(app: OpenAPIHono<AppEnv>, deps: AppDeps, places:
     if (latitude === null || longitude === null) throw postcodeNotFound("no_location");
     const forecast = await forecasts.at(latitude, longitude);
     // The same body and Content-Type as c.json, serialised once per cached forecast and place.
-    const body = bodies.json(place, { latitude, longitude }, forecast, deps.now().getUTCFullYear());
+    const now = deps.now();
+    const body = bodies.json(place, { latitude, longitude }, forecast, now.getUTCFullYear());
+    reuseUntil(c, now.getTime() + WEATHER_REUSE_MS);
     return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
       WeatherView,
       200,
