@@ -44,7 +44,8 @@ export function createApp(deps: AppDeps): App {
   app.use(requestId());
   app.use(retryAfterOn429());
   app.use(observe(deps.logger, deps.metrics, deps.config.TRUST_PROXY));
-  app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES));
+  // Classify reads its JSON off the socket with the same cap (http/json-body.ts).
+  app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES, ["/v1/vibe/classify"]));
 
   // Before the limits: a browser's preflight is answered (204) without counting against anything.
   app.use("/v1/*", publicCors());

@@ -1,7 +1,8 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from "kysely";
+import { LRUCache } from "lru-cache";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { DB } from "./schema.js";
@@ -40,6 +41,26 @@ function privateDatabaseFile(dataDir: string): string {
   return file;
 }
 
+/**
+ * Kysely's SQLite driver prepares every query afresh; better-sqlite3 statements are reusable, so
+ * they are kept per SQL text (our queries are a bounded set of shapes; the LRU bounds the rest).
+ * A statement still iterating (a streamed query) is not shared: that call gets its own.
+ */
+function preparedOnce(raw: SQLite.Database): SqliteDatabase {
+  const statements = new LRUCache<string, SQLite.Statement>({ max: 500 });
+  return {
+    close: () => raw.close(),
+    prepare: (sql: string) => {
+      let stmt = statements.get(sql);
+      if (stmt === undefined || stmt.busy) {
+        stmt = raw.prepare(sql);
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 function openSqlite(dataDir: string): Database {
   const file = privateDatabaseFile(dataDir);
   const raw = new SQLite(file);
@@ -50,7 +71,7 @@ function openSqlite(dataDir: string): Database {
   // The CLI opens the same file while the server runs: wait for the lock instead of failing.
   raw.pragma("busy_timeout = 5000");
   raw.pragma("foreign_keys = ON");
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: preparedOnce(raw) }) });
   return {
     db,
     dialect: "sqlite",

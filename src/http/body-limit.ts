@@ -1,21 +1,37 @@
+import { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit as honoBodyLimit } from "hono/body-limit";
 import { ApiError } from "./errors.js";
+import type { AppEnv } from "./types.js";
 
 const BODILESS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The one 413 every body limit answers. */
+export const tooLarge = (maxBytes: number) =>
+  new ApiError("payload_too_large", `Request body is larger than ${maxBytes} bytes.`);
 
 /**
  * 413 `payload_too_large` for bodies over `maxBytes`, whether announced by Content-Length
  * (refused before reading) or streamed chunked (refused as soon as the count passes the limit).
  * GET/HEAD/OPTIONS skip it: touching their body would make @hono/node-server build a full
- * Request object on the hot path for nothing.
+ * Request object on the hot path for nothing. So do the `selfCapped` paths when the request came
+ * over node:http: their handlers read the socket with the same cap (json-body.ts), which spares
+ * them that Request too.
  */
-export function bodyLimit(maxBytes: number): MiddlewareHandler {
+export function bodyLimit(maxBytes: number, selfCapped: readonly string[] = []): MiddlewareHandler<AppEnv> {
   const limit = honoBodyLimit({
     maxSize: maxBytes,
     onError: () => {
-      throw new ApiError("payload_too_large", `Request body is larger than ${maxBytes} bytes.`);
+      throw tooLarge(maxBytes);
     },
   });
-  return (c, next) => (BODILESS.has(c.req.method) ? next() : limit(c, next));
+  const own = new Set(selfCapped);
+  return (c, next) => {
+    if (BODILESS.has(c.req.method)) return next();
+    if (own.has(c.req.path) && c.env?.incoming instanceof IncomingMessage) {
+      c.set("bodyOnSocket", c.env.incoming);
+      return next();
+    }
+    return limit(c, next);
+  };
 }

@@ -1,18 +1,30 @@
 import type { Context } from "hono";
+import getRawBody from "raw-body";
+import { tooLarge } from "./body-limit.js";
 import { ApiError } from "./errors.js";
+import type { AppEnv } from "./types.js";
 
 export const BODY_MUST_BE_JSON = "Request body must be JSON.";
 
 /**
  * Reads the request body as JSON (spec §4 classify rule 2): missing, empty or unparsable →
- * 400 `invalid_body` saying the body must be JSON. Size is already bounded by bodyLimit.
+ * 400 `invalid_body` saying the body must be JSON; over `maxBytes` → 413 `payload_too_large`
+ * (announced by Content-Length: before reading; chunked: as soon as the count passes it).
+ *
+ * On a self-capped route (app.ts's bodyLimit) that came over node:http, the body is read straight
+ * off the socket (raw-body), so no web Request is built for it — that costs more than the
+ * JSON.parse. Otherwise (app.request in tests) through the Request, capped by bodyLimit.
  */
-export async function readJsonBody(c: Context): Promise<unknown> {
+export async function readJsonBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
   let text: string;
   try {
-    text = await c.req.text();
+    const incoming = c.get("bodyOnSocket");
+    text = incoming
+      ? await getRawBody(incoming, { limit: maxBytes, length: incoming.headers["content-length"], encoding: "utf8" })
+      : await c.req.text();
   } catch (err) {
     if (err instanceof ApiError) throw err; // payload_too_large from the body limit
+    if ((err as { type?: string }).type === "entity.too.large") throw tooLarge(maxBytes);
     throw new ApiError("invalid_body", BODY_MUST_BE_JSON);
   }
   if (text.trim() === "") throw new ApiError("invalid_body", BODY_MUST_BE_JSON);

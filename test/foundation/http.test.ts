@@ -10,7 +10,7 @@ describe("HTTP core, in process", () => {
   beforeAll(async () => {
     t = await testApp({ BODY_LIMIT_BYTES: "2048" });
     // Test-only routes (the real app has no route that echoes or throws on purpose).
-    t.app.post("/test/echo", async (c) => c.json({ got: await readJsonBody(c) }));
+    t.app.post("/test/echo", async (c) => c.json({ got: await readJsonBody(c, 2048) }));
     t.app.get("/test/boom", () => {
       throw new Error("secret database password in a stack trace");
     });

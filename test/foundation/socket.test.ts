@@ -10,7 +10,7 @@ describe("HTTP core, over a real socket", () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await testServer({ BODY_LIMIT_BYTES: "2048", HEADERS_TIMEOUT_MS: "1000", REQUEST_TIMEOUT_MS: "3000" });
-    t.app.post("/test/echo", async (c) => c.json({ size: JSON.stringify(await readJsonBody(c)).length }));
+    t.app.post("/test/echo", async (c) => c.json({ size: JSON.stringify(await readJsonBody(c, 2048)).length }));
   });
   afterAll(() => t.close());
 
@@ -56,6 +56,53 @@ describe("HTTP core, over a real socket", () => {
       `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
     ]);
     expect(res.status).toBe(200);
+  });
+
+  describe("classify reads its body off the socket (raw-body) under the same cap", () => {
+    let auth = "";
+    beforeAll(async () => {
+      auth = `Authorization: Bearer ${(await t.deps.keys.create({ name: "socket", permissions: ["vibe.classify"] })).key}\r\n`;
+    });
+    const head = (framing: string) =>
+      `POST /v1/vibe/classify HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n${framing}\r\n`;
+
+    it("413 for a chunked body that grows past the limit, and closes the connection", async () => {
+      const chunk = `400\r\n${"x".repeat(0x400)}\r\n`;
+      const res = await rawRequest(port(), [
+        head("Transfer-Encoding: chunked\r\n"),
+        ...Array.from({ length: 8 }, () => chunk),
+        "0\r\n\r\n",
+      ]);
+      expect(res.status).toBe(413);
+      expect(res.closedByServer).toBe(true);
+      expect(JSON.parse(bodyOf(res.text)).error).toMatchObject({
+        code: "payload_too_large",
+        message: "Request body is larger than 2048 bytes.",
+      });
+    });
+
+    it("413 for an announced Content-Length over the limit, without waiting for the body", async () => {
+      const res = await rawRequest(port(), [head("Content-Length: 10000000\r\n"), "["], 5000);
+      expect(res.status).toBe(413);
+      expect(bodyOf(res.text)).toContain('"payload_too_large"');
+    });
+
+    it("a chunked body under the limit is classified; a body that is not JSON is 400", async () => {
+      const json = JSON.stringify({ texts: ["I love it", "I hate it"] });
+      const ok = await rawRequest(port(), [
+        head("Transfer-Encoding: chunked\r\nConnection: close\r\n"),
+        `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
+      ]);
+      expect(ok.status).toBe(200);
+      const labels = (JSON.parse(bodyOf(ok.text)) as { results: { label: string }[] }).results.map((r) => r.label);
+      expect(labels).toEqual(["positive", "negative"]);
+      const bad = await rawRequest(port(), [head("Content-Length: 5\r\nConnection: close\r\n"), "{nope"]);
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bodyOf(bad.text)).error).toMatchObject({
+        code: "invalid_body",
+        message: "Request body must be JSON.",
+      });
+    });
   });
 
   it("cuts a client that never finishes its headers, with a 408 in the error shape", async () => {

@@ -13,9 +13,9 @@ import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Reads and checks the body without throwing: its verdict is reported only after authentication. */
-async function readBody(c: Context<AppEnv>): Promise<BodyCheck | ApiError> {
+async function readBody(c: Context<AppEnv>, maxBytes: number): Promise<BodyCheck | ApiError> {
   try {
-    return checkClassifyBody(await readJsonBody(c));
+    return checkClassifyBody(await readJsonBody(c, maxBytes));
   } catch (err) {
     if (err instanceof ApiError) return err;
     throw err;
@@ -46,7 +46,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promis
   const token = parseBearer(c.req.header("authorization"));
   if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
 
-  const check = await readBody(c);
+  const check = await readBody(c, deps.config.BODY_LIMIT_BYTES);
   const bodyError = invalidBody(check);
   const idemKey = c.req.header("idempotency-key");
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
