@@ -1,5 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import { setResponseHeader } from "./request-id.js";
+
+const EXPOSED = ["X-Request-Id", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed", "ETag"];
+
+/** The CORS headers of every non-preflight /v1 response (the hot lane sends them too). */
+export const CORS_HEADERS: readonly (readonly [string, string])[] = [
+  ["access-control-allow-origin", "*"],
+  ["access-control-expose-headers", EXPOSED.join(",")],
+];
 
 /**
  * CORS for the public API (/v1/*): any origin may call it from a browser without credentials
@@ -7,13 +16,22 @@ import { cors } from "hono/cors";
  * already fetch). Preflight `OPTIONS` answers 204 with the methods and headers the API takes, and
  * the headers a client needs to read are exposed. Classify is meant for servers (a key in a web
  * page is a leaked key) but a browser preflight for it must not fail.
+ *
+ * Preflights are hono/cors's. On other requests the two headers are set on the response the
+ * route produced: hono/cors sets them on `c.res` before the route runs, which makes Hono build an
+ * empty Response first and then copy it into the route's (two Response objects per request).
  */
 export function publicCors(): MiddlewareHandler {
-  return cors({
+  const preflight = cors({
     origin: "*",
     allowMethods: ["GET", "HEAD", "POST", "OPTIONS"],
     allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key"],
-    exposeHeaders: ["X-Request-Id", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed", "ETag"],
+    exposeHeaders: EXPOSED,
     maxAge: 86_400,
   });
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS") return preflight(c, next);
+    await next();
+    for (const [name, value] of CORS_HEADERS) setResponseHeader(c, name, value);
+  };
 }

@@ -6,6 +6,7 @@ import type { Metrics } from "../ports/metrics.js";
 import type { LimitDecision, RateLimiter } from "../ports/rate-limiter.js";
 import { type Answer, type AnswerCache, normaliseTarget } from "./answer-cache.js";
 import { clientIpOf } from "./client-ip.js";
+import { CORS_HEADERS } from "./cors.js";
 import { demoRule, ratePolicy, rateState } from "./demo-tier.js";
 
 /** The hot lane over `deps`, or undefined when the answer cache is off (ANSWER_CACHE_MB=0). */
@@ -65,6 +66,7 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
     for (const [name, value] of answer.headers) {
       if (!notModified || name !== "content-type") headers.push(name, value);
     }
+    for (const [name, value] of CORS_HEADERS) headers.push(name, value);
     headers.push("ratelimit-policy", policy, "ratelimit", rateState(rule, d), "x-request-id", id);
     const status = notModified ? 304 : 200;
     if (!notModified) headers.push("content-length", String(answer.body.length));

@@ -1,14 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
-import { etag, RETAINED_304_HEADERS } from "hono/etag";
+import { etag } from "hono/etag";
 import { reuseUntil } from "./answer-cache.js";
 import type { AppEnv } from "./types.js";
 
 /**
  * HTTP caching for a lookup the way CDNs and clients expect: a strong `ETag` (SHA-1 of the body,
  * hono/etag) on every successful answer, `If-None-Match` → 304 without a body (X-Request-Id,
- * the headers the 200 would have carried — Cache-Control and CORS among them — and the outer
- * middlewares' X-Request-Id and rate-limit headers), and `Cache-Control`:
+ * Cache-Control as on the 200, and the outer middlewares' CORS, X-Request-Id and rate-limit
+ * headers), and `Cache-Control`:
  * `public, max-age=N` when the query pins the answer (`pinnedBy` present: an explicit date or
  * year), `no-cache` when it depends on "now" (revalidate every time; the ETag makes that cheap).
  * A pinned answer is also offered to the hot lane for as long as clients are told it is fresh.
@@ -30,9 +30,6 @@ export const CACHED_LOOKUPS: readonly { path: string; pinnedBy: string; maxAgeSe
   { path: "/v1/vat", pinnedBy: "date", maxAgeSec: 3600 },
 ];
 
-/** What a 304 keeps of the 200 it stands for: RFC 9110 §15.4.5's list, and CORS so a browser can read it. */
-const RETAINED_304 = [...RETAINED_304_HEADERS, "access-control-allow-origin", "access-control-expose-headers"];
-
 export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date): MiddlewareHandler<AppEnv> {
   const cacheControl: MiddlewareHandler<AppEnv> = async (c, next) => {
     await next();
@@ -41,5 +38,5 @@ export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date):
     c.res.headers.set("Cache-Control", pinned ? `public, max-age=${maxAgeSec}` : "no-cache");
     if (pinned) reuseUntil(c, now().getTime() + maxAgeSec * 1000);
   };
-  return every(cacheControl, etag({ retainedHeaders: RETAINED_304 }));
+  return every(cacheControl, etag());
 }
