@@ -16,6 +16,13 @@ const ONLY = process.env.BENCH_ONLY?.split(",").filter(Boolean);
 const PROFILE_DIR = process.env.BENCH_CPU_PROF ? join(tmpdir(), `almanac-profiles-${Date.now()}`) : undefined;
 const CLASSIFY_BODY = JSON.stringify({ texts: TEXTS });
 const wanted = (key: string) => !ONLY || ONLY.includes(key);
+const LOOKUP_PATHS = {
+  moon: "/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12",
+  vat: "/v1/vat?code=DE",
+  weather: "/v1/weather?postcode=SW1A1AA",
+} as const;
+/** Issue 11's classify goal, 40,000 texts/s, was set against an 85,000 req/s yardstick. */
+const TEXTS_PER_YARDSTICK_REQUEST = 40_000 / 85_000;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 interface Scenario {
@@ -57,15 +64,22 @@ async function main() {
     {
       key: "moon",
       route: "GET /v1/moon",
-      target: async (s) => ({ url: `${s.url}/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12` }),
+      target: async (s) => ({ url: `${s.url}${LOOKUP_PATHS.moon}` }),
     },
-    { key: "vat", route: "GET /v1/vat", target: async (s) => ({ url: `${s.url}/v1/vat?code=DE` }) },
+    { key: "vat", route: "GET /v1/vat", target: async (s) => ({ url: `${s.url}${LOOKUP_PATHS.vat}` }) },
     {
       key: "weather",
       route: "GET /v1/weather (cached)",
       env: async () => upstreams,
-      target: async (s) => ({ url: `${s.url}/v1/weather?postcode=SW1A1AA` }),
+      target: async (s) => ({ url: `${s.url}${LOOKUP_PATHS.weather}` }),
     },
+    // The same three with the answer cache (and so the hot lane) off: every call runs the app.
+    ...(["moon", "vat", "weather"] as const).map((key) => ({
+      key: `${key}-app`,
+      route: `${key === "weather" ? "GET /v1/weather (cached)" : `GET /v1/${key}`}, answer cache off`,
+      env: async () => ({ ...(key === "weather" ? upstreams : {}), ANSWER_CACHE_MB: "0" }),
+      target: async (s: Server) => ({ url: `${s.url}${LOOKUP_PATHS[key]}` }),
+    })),
     {
       key: "classify",
       route: "POST /v1/vibe/classify (20 texts)",
@@ -76,7 +90,7 @@ async function main() {
       key: "moon-redis",
       route: "GET /v1/moon, Redis limiter",
       env: async () => (await resetRedis()) ?? { REDIS_URL },
-      target: async (s) => ({ url: `${s.url}/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12` }),
+      target: async (s) => ({ url: `${s.url}${LOOKUP_PATHS.moon}` }),
       cleanup: async () => void (await resetRedis()),
     },
     {
@@ -160,14 +174,20 @@ async function main() {
   await meteo.close();
 
   const list: Check[] = [];
-  for (const k of ["moon", "vat", "weather"]) {
+  for (const [k, goal] of [
+    ["moon", 0.4],
+    ["vat", 0.6],
+    ["weather", 0.6],
+  ] as const) {
     const r = byKey.get(k);
     if (!r) continue;
     const x = ratio(r);
+    const off = byKey.get(`${k}-app`);
+    const before = off?.max ? ` (answer cache off: ${ratio(off).toFixed(2)} ×)` : "";
     list.push({
-      target: `${r.route} ≥ 0.6 × yardstick req/s`,
-      measured: r.max ? `${x.toFixed(2)} ×` : "skipped",
-      met: r.max ? x >= 0.6 : null,
+      target: `${r.route} ≥ ${goal} × yardstick req/s`,
+      measured: r.max ? `${x.toFixed(2)} ×${before}` : "skipped",
+      met: r.max ? x >= goal : null,
     });
   }
   for (const r of rows.filter((r) => !r.route.startsWith("yardstick"))) {
@@ -182,9 +202,18 @@ async function main() {
     if (!r) continue;
     const tps = r.max ? r.max.rps * TEXTS.length : Number.NaN;
     list.push({
-      target: `${r.route} ≥ 20,000 texts/s`,
+      target: `${r.route} ≥ 40,000 texts/s`,
       measured: r.max ? `${Math.round(tps).toLocaleString("en")} texts/s` : "skipped",
-      met: r.max ? tps >= 20_000 : null,
+      met: r.max ? tps >= 40_000 : null,
+    });
+    // The same goal on this machine: texts/s per yardstick req/s, as when it was set.
+    const perYard = r.max && r.yardRps ? tps / r.yardRps : Number.NaN;
+    list.push({
+      target: `${r.route} ≥ ${TEXTS_PER_YARDSTICK_REQUEST.toFixed(2)} texts/s per yardstick req/s (40,000 at 85,000)`,
+      measured: r.max
+        ? `${perYard.toFixed(2)} (${Math.round(r.yardRps ?? 0).toLocaleString("en")} req/s yardstick)`
+        : "skipped",
+      met: r.max ? perYard >= TEXTS_PER_YARDSTICK_REQUEST : null,
     });
   }
   const moon = byKey.get("moon");
@@ -222,7 +251,7 @@ async function main() {
     "",
     table(rows),
     "",
-    "## Targets (issue 6)",
+    "## Targets (issues 6 and 11)",
     "",
     checks(list),
     "",
