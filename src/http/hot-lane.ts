@@ -105,14 +105,23 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
       req.headers["x-forwarded-for"] as string | undefined,
       deps.trustProxy,
     );
-    deps.limiter.consume(rule, ip).then(
-      (d) => {
-        if (d.allowed) return send(req, res, answer, d, ip, start);
-        deps.answers.counted.set(req, d);
-        return fallback(req, res);
-      },
-      // The limiter failed: the app's own path deals with that (and counts afresh).
-      () => fallback(req, res),
-    );
+    deps.limiter
+      .consume(rule, ip)
+      .then(
+        (d) => {
+          if (d.allowed) return send(req, res, answer, d, ip, start);
+          deps.answers.counted.set(req, d);
+          return fallback(req, res);
+        },
+        // The limiter failed: the app's own path deals with that (and counts afresh).
+        () => fallback(req, res),
+      )
+      .catch((err: unknown) => {
+        // Never an unhandled rejection (it would stop the process): the app answers if nothing
+        // was sent yet, else the connection is cut.
+        deps.logger.error({ err }, "hot lane failed");
+        if (res.headersSent) res.destroy();
+        else fallback(req, res);
+      });
   };
 }

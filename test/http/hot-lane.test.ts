@@ -210,6 +210,30 @@ describe("an answer is reused only while it holds", () => {
   });
 });
 
+describe("a failure inside the hot lane", () => {
+  it("is logged and never stops the process: the answer was sent, the next call is served", async () => {
+    let failures = 0;
+    const broken = await testServer({ DEMO_HOURLY_LIMIT: "1000" }, (deps) => ({
+      metrics: Object.assign(Object.create(deps.metrics) as typeof deps.metrics, {
+        answerReused: () => {
+          failures++;
+          throw new Error("metrics broke");
+        },
+      }),
+    }));
+    try {
+      const path = "/v1/vat?code=NL&date=2026-01-01";
+      const first = await (await fetch(`${broken.url}${path}`)).text();
+      expect(await (await fetch(`${broken.url}${path}`)).text()).toBe(first);
+      expect(failures).toBe(1);
+      expect((await fetch(`${broken.url}${path}`)).status).toBe(200);
+      expect(failures).toBe(2);
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
 describe("ANSWER_CACHE_MB=0", () => {
   it("turns the hot lane off: every call runs the app", async () => {
     const off = await testServer({ ANSWER_CACHE_MB: "0", DEMO_HOURLY_LIMIT: "1000" });
