@@ -226,7 +226,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
         });
         op.responses["304"] ??= {
           description: "Not modified: the ETag matched; no body.",
-          headers: { ETag: ref("ETag") },
+          headers: { ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") },
         };
         const ok = op.responses["200"];
         if (ok) ok.headers = { ...ok.headers, ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") };
