@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { etagOf } from "../../src/http/http-cache.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -28,6 +30,7 @@ describe("HTTP caching of deterministic lookups", () => {
     expect(a.status).toBe(200);
     const tag = a.headers.get("etag");
     expect(tag).toMatch(/^"[0-9a-f]{40}"$/); // strong: no W/
+    expect(tag).toBe(`"${createHash("sha1").update(Buffer.from(await a.arrayBuffer())).digest("hex")}"`);
     expect(b.headers.get("etag")).toBe(tag);
     expect(c.headers.get("etag")).toBe(tag);
     expect(a.headers.get("cache-control")).toBe(cc);
@@ -47,6 +50,14 @@ describe("HTTP caching of deterministic lookups", () => {
       }
     },
   );
+
+  it("an answer the route does not tag itself gets the same kind of tag from the middleware", async () => {
+    // A VAT number's answer is sent with c.json (it is not serialised in parts): hono/etag tags it.
+    const res = await t.app.request("/v1/vat?code=DE136695976&date=2026-01-01");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("etag")).toBe(etagOf(await res.text()));
+    expect(etagOf("é")).toBe(`"${createHash("sha1").update(Buffer.from("é", "utf8")).digest("hex")}"`);
+  });
 
   it("another tag gets the full answer", async () => {
     const res = await t.app.request(PINNED[0][0], { headers: { "If-None-Match": '"0000"' } });

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DateTime } from "luxon";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
+import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
 import type { HolidayCalendars } from "./calendar.js";
@@ -132,25 +133,22 @@ export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: AppDeps): void 
     const year = query.year ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).year;
     const types = query.types ?? ["public"];
     const holidays = calendar.holidays(year).filter((h) => types.includes(h.type));
-    return c.json({ ...place, year, types, holidays }, 200);
+    return taggedJson(c, { ...place, year, types, holidays });
   });
 
   app.openapi(workingDaysRoute, async (c) => {
     const query = c.req.valid("query");
     const { place, calendar } = await find(query.country, query.region);
     const date = query.date ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).toISODate() ?? "";
-    return c.json(
-      {
-        ...place,
-        date,
-        weekday: DateTime.fromISO(date).setLocale("en").weekdayLong?.toLowerCase() ?? "",
-        is_weekend: calendar.isWeekend(date),
-        is_working_day: calendar.isWorkingDay(date),
-        holidays: calendar.holidaysOn(date),
-        add: query.add ?? null,
-        result: query.add === undefined ? null : calendar.addWorkingDays(date, query.add),
-      },
-      200,
-    );
+    return taggedJson(c, {
+      ...place,
+      date,
+      weekday: DateTime.fromISO(date).setLocale("en").weekdayLong?.toLowerCase() ?? "",
+      is_weekend: calendar.isWeekend(date),
+      is_working_day: calendar.isWorkingDay(date),
+      holidays: calendar.holidaysOn(date),
+      add: query.add ?? null,
+      result: query.add === undefined ? null : calendar.addWorkingDays(date, query.add),
+    });
   });
 }

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../deps.js";
+import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
@@ -82,16 +83,13 @@ export function registerMoon(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       query.lat !== undefined && query.lon !== undefined ? { lat: query.lat, lon: query.lon } : undefined;
     const report = moon.report({ at: when.at, day: when.day, phases: query.phases ?? 4, observer });
     const { at, ...rest } = report;
-    return c.json(
-      {
-        at,
-        date: when.day.date,
-        tz: zone,
-        location: observer ?? null,
-        ...rest,
-        units: MOON_UNITS,
-      } satisfies MoonResponseBody,
-      200,
-    );
+    return taggedJson(c, {
+      at,
+      date: when.day.date,
+      tz: zone,
+      location: observer ?? null,
+      ...rest,
+      units: MOON_UNITS,
+    } satisfies MoonResponseBody);
   });
 }

@@ -129,6 +129,8 @@ describe("TimeZones: cached offsets give luxon's results", () => {
   });
 
   const plainToday = (zone: string, ms: number) => DateTime.fromJSDate(new Date(ms)).setZone(zone).toISODate();
+  const plainMidnight = (zone: string, ms: number) =>
+    DateTime.fromMillis(ms, { zone }).startOf("day").plus({ days: 1 }).toMillis();
 
   it("LocalToday: luxon's date in the zone, through a clock walking across midnights and transitions", () => {
     fc.assert(
@@ -141,7 +143,12 @@ describe("TimeZones: cached offsets give luxon's results", () => {
           let ms = start;
           for (const step of steps) {
             ms += step;
+            // nextMidnight first: what get() kept is still the previous step's minute.
+            expect(today.nextMidnight(zone, new Date(ms))).toBe(plainMidnight(zone, ms));
             expect(today.get(zone, new Date(ms))).toBe(plainToday(zone, ms));
+            // The minute's last millisecond: a kept midnight must be that instant's too.
+            const end = Math.floor(ms / 60_000) * 60_000 + 59_999;
+            expect(today.nextMidnight(zone, new Date(end))).toBe(plainMidnight(zone, end));
           }
         },
       ),
@@ -157,6 +164,7 @@ describe("TimeZones: cached offsets give luxon's results", () => {
         for (const d of [-60_001, -60_000, -1, 0, 1, 59_999, 60_000]) {
           for (const ms of [midnight + d, t + d]) {
             expect(today.get(zone, new Date(ms)), `${zone} ${new Date(ms).toISOString()}`).toBe(plainToday(zone, ms));
+            expect(today.nextMidnight(zone, new Date(ms)), zone).toBe(plainMidnight(zone, ms));
           }
         }
       }

@@ -54,12 +54,24 @@ const MINUTE_MS = 60_000;
  * transition inside (local time runs on monotonically), so the date holds for all of it.
  */
 export class LocalToday {
-  private readonly byZone = new Map<string, { from: number; date: string }>();
+  private readonly byZone = new Map<string, { from: number; date: string; midnight?: number }>();
 
   constructor(private readonly zones = new TimeZones()) {}
 
-  /** Epoch ms of the next local midnight in `zone` after `now` (when get()'s answer changes). */
+  /**
+   * Epoch ms of the next local midnight in `zone` after `now` (when get()'s answer changes); kept
+   * with get()'s minute, which never holds a midnight (such a minute is not kept).
+   */
   nextMidnight(zone: string, now: Date): number {
+    const hit = this.byZone.get(zone);
+    if (hit?.from === Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS) {
+      hit.midnight ??= this.midnightAfter(zone, now);
+      return hit.midnight;
+    }
+    return this.midnightAfter(zone, now);
+  }
+
+  private midnightAfter(zone: string, now: Date): number {
     return DateTime.fromMillis(now.getTime(), { zone: this.zones.get(zone) })
       .startOf("day")
       .plus({ days: 1 })

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../deps.js";
+import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
@@ -72,6 +73,6 @@ export function registerSun(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       ...sunReport(day, lat, lon, zones),
       units: SUN_UNITS,
     };
-    return c.json(body, 200);
+    return taggedJson(c, body);
   });
 }

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { TypedResponse } from "hono";
 import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
+import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
 import { LocalToday } from "../shared/geo-time.js";
@@ -109,10 +109,6 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const json = `{"query":${JSON.stringify(body.query)},${answer}`;
     // Today's rates hold until the country's next midnight (an explicit date: see http-cache.ts).
     if (query.date === undefined) reuseUntil(c, today.nextMidnight(zone, deps.now()));
-    return c.body(json, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
-      VatResponseBody,
-      200,
-      "json"
-    >;
+    return taggedJson(c, body, json);
   });
 }
