@@ -30,7 +30,11 @@ describe("HTTP caching of deterministic lookups", () => {
     expect(a.status).toBe(200);
     const tag = a.headers.get("etag");
     expect(tag).toMatch(/^"[0-9a-f]{40}"$/); // strong: no W/
-    expect(tag).toBe(`"${createHash("sha1").update(Buffer.from(await a.arrayBuffer())).digest("hex")}"`);
+    expect(tag).toBe(
+      `"${createHash("sha1")
+        .update(Buffer.from(await a.arrayBuffer()))
+        .digest("hex")}"`,
+    );
     expect(b.headers.get("etag")).toBe(tag);
     expect(c.headers.get("etag")).toBe(tag);
     expect(a.headers.get("cache-control")).toBe(cc);
