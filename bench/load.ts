@@ -1,6 +1,7 @@
 import { connect, type Socket } from "node:net";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import autocannon from "autocannon";
+import { cpuMs } from "./procs.js";
 
 export interface Target {
   url: string;
@@ -23,6 +24,14 @@ export interface LoadResult {
   clientLagP99?: number;
   /** measure(): the p99 of every half-load run, in order (the row shows their median). */
   p99Runs?: number[];
+  /**
+   * With the server's pid: CPU time (user + system) the server spent per completed request during
+   * the run, in µs, and that time as a share of the run's wall clock (1 = one core busy
+   * throughout). Steadier than req/s on a shared host: a neighbour's burst takes the server's
+   * wall clock, not its CPU time per request.
+   */
+  cpuUsPerRequest?: number;
+  cpuShare?: number;
 }
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -53,10 +62,20 @@ async function cannon(target: Target, duration: number): Promise<LoadResult> {
   };
 }
 
+/** A full-rate autocannon run, with the server's CPU time per request when its pid is given. */
+async function saturate(target: Target, pid: number | undefined): Promise<LoadResult> {
+  const cpu0 = pid === undefined ? Number.NaN : cpuMs(pid);
+  const t0 = performance.now();
+  const r = await cannon(target, DURATION);
+  if (pid === undefined) return r;
+  const cpu = cpuMs(pid) - cpu0;
+  return { ...r, cpuUsPerRequest: (cpu * 1000) / r.total, cpuShare: cpu / (performance.now() - t0) };
+}
+
 /** Warm-up, then the maximum rate (autocannon), then half of it, paced evenly (for p99 at half load). */
-export async function measure(target: Target): Promise<{ max: LoadResult; half: LoadResult }> {
+export async function measure(target: Target, pid?: number): Promise<{ max: LoadResult; half: LoadResult }> {
   await cannon(target, WARMUP);
-  const max = await cannon(target, DURATION);
+  const max = await saturate(target, pid);
   const rate = Math.max(1, Math.round(max.rps / 2));
   // Settle at the paced rate first: straight after saturation the server is still draining its
   // backlog and re-tiering compiled code, and the first seconds measured 10–50× the steady p99.
@@ -73,9 +92,9 @@ export async function measure(target: Target): Promise<{ max: LoadResult; half: 
 }
 
 /** One measured run at full rate, after the warm-up (no half-load pass). */
-export async function measureMax(target: Target): Promise<LoadResult> {
+export async function measureMax(target: Target, pid?: number): Promise<LoadResult> {
   await cannon(target, WARMUP);
-  return cannon(target, DURATION);
+  return saturate(target, pid);
 }
 
 /**

@@ -96,6 +96,26 @@ export function rssMb(pid: number): number {
   }
 }
 
+const CLOCK_TICKS_PER_SEC = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) `pid` has used so far, in ms (from /proc/PID/stat), or NaN off Linux. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces): state is 3rd, utime 14th, stime 15th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SEC;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Samples the peak RSS of `pid` every 250 ms until the returned stop function is called. */
 export function sampleRss(pid: number): () => number {
   let peak = rssMb(pid);

@@ -5,8 +5,8 @@ export interface Row {
   route: string;
   max?: LoadResult;
   half?: LoadResult;
-  /** The yardstick's req/s measured just before this row (background load drifts). */
-  yardRps?: number;
+  /** The yardstick measured just before this row (background load drifts). */
+  yard?: LoadResult;
   /** Multiplies req/s for an extra figure (texts per request for classify). */
   perRequest?: number;
   notes: string[];
@@ -24,21 +24,40 @@ const ms = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 
 
 /** req/s as a multiple of the yardstick measured just before; with `to`, relative to that row's multiple. */
 export function ratio(row: Row | undefined, to?: Row): number {
-  const own = (r: Row | undefined) => (r?.max && r.yardRps ? r.max.rps / r.yardRps : Number.NaN);
+  const own = (r: Row | undefined) => (r?.max && r.yard ? r.max.rps / r.yard.rps : Number.NaN);
   return to ? own(row) / own(to) : own(row);
 }
 
+/**
+ * The same multiple from CPU time: the yardstick's server CPU µs per request over the row's. It
+ * is what the req/s ratio would be with both servers CPU-bound on one core, and moves far less
+ * than req/s when the host's neighbours come and go.
+ */
+export function cpuRatio(row: Row | undefined): number {
+  const own = row?.max?.cpuUsPerRequest;
+  const yard = row?.yard?.cpuUsPerRequest;
+  return own && yard ? yard / own : Number.NaN;
+}
+
 export function table(rows: Row[]): string {
-  const head = "| route | req/s | × yardstick | p50 | p99 | p99 at ½ max | notes |\n|---|---:|---:|---:|---:|---:|---|";
+  const head =
+    "| route | req/s | × yardstick | server CPU per request | × yardstick by CPU | p50 | p99 | p99 at ½ max | notes |\n" +
+    "|---|---:|---:|---:|---:|---:|---:|---:|---|";
   const lines = rows.map((r) => {
     const m = r.max;
     const notes = [...r.notes];
     if (m && r.perRequest) notes.unshift(`${f0(m.rps * r.perRequest)} texts/s`);
-    if (m && r.yardRps && r.yardRps !== m.rps) notes.push(`yardstick just before: ${f0(r.yardRps)} req/s`);
+    if (m?.cpuShare !== undefined) notes.push(`server CPU ${Math.round(m.cpuShare * 100)} % of a core at max`);
+    if (m && r.yard && r.yard !== m) {
+      notes.push(
+        `yardstick just before: ${f0(r.yard.rps)} req/s, ${f0(r.yard.cpuUsPerRequest ?? Number.NaN)} µs CPU each`,
+      );
+    }
     if (m && m.non2xx + m.errors > 0) notes.push(`${m.non2xx} non-2xx, ${m.errors} errors of ${m.total}`);
     if (r.half?.p99Runs) notes.push(`p99 at ½ max in ${r.half.p99Runs.length} runs: ${r.half.p99Runs.join(", ")} ms`);
     if (r.half?.clientLagP99 !== undefined) notes.push(`load generator's own loop lag p99 ${r.half.clientLagP99} ms`);
-    return `| ${r.route} | ${m ? f0(m.rps) : "skipped"} | ${m ? f2(ratio(r)) : "–"} | ${ms(m?.p50)} | ${ms(m?.p99)} | ${ms(r.half?.p99)} | ${notes.join("; ")} |`;
+    const cpu = m?.cpuUsPerRequest === undefined ? "–" : `${f0(m.cpuUsPerRequest)} µs`;
+    return `| ${r.route} | ${m ? f0(m.rps) : "skipped"} | ${m ? f2(ratio(r)) : "–"} | ${cpu} | ${f2(cpuRatio(r))} | ${ms(m?.p50)} | ${ms(m?.p99)} | ${ms(r.half?.p99)} | ${notes.join("; ")} |`;
   });
   return [head, ...lines].join("\n");
 }
