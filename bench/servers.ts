@@ -64,7 +64,8 @@ export async function startAlmanac(opts: AlmanacOptions = {}): Promise<Server> {
   const since = performance.now();
   // Node 20 refuses --cpu-prof in NODE_OPTIONS, so it goes on the command line.
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const child = spawnNode([...prof, "bin/almanac.js", "serve"], env);
+  const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawnNode([...prof, ...flags, "bin/almanac.js", "serve"], env);
   const url = `http://127.0.0.1:${port}`;
   const startMs = await waitFor200(`${url}/healthz`, child, since);
   return {
