@@ -73,7 +73,12 @@ async function saturate(target: Target, pid: number | undefined): Promise<LoadRe
 }
 
 /** Warm-up, then the maximum rate (autocannon), then half of it, paced evenly (for p99 at half load). */
-export async function measure(target: Target, pid?: number): Promise<{ max: LoadResult; half: LoadResult }> {
+export async function measure(
+  target: Target,
+  pid?: number,
+  /** Called after the settle pass; the function it returns, after the last half-load run. */
+  aroundHalfRuns?: () => Promise<() => Promise<void>>,
+): Promise<{ max: LoadResult; half: LoadResult }> {
   await cannon(target, WARMUP);
   const max = await saturate(target, pid);
   const rate = Math.max(1, Math.round(max.rps / 2));
@@ -84,8 +89,10 @@ export async function measure(target: Target, pid?: number): Promise<{ max: Load
   // VM a single stall of the host lands in any one run — the yardstick's own p99 at half load
   // read 2 ms in one run and 24 ms in the next — and the median keeps one such stall from
   // deciding the figure. Each run's p99 is still a true p99 from scheduled send to response.
+  const done = await aroundHalfRuns?.();
   const runs: LoadResult[] = [];
   for (let i = 0; i < HALF_RUNS; i++) runs.push(await paced(target, rate, HALF_DURATION));
+  await done?.();
   const sorted = [...runs].sort((a, b) => a.p99 - b.p99);
   const half = { ...(sorted[Math.floor(sorted.length / 2)] as LoadResult), p99Runs: runs.map((r) => r.p99) };
   return { max, half };

@@ -9,6 +9,7 @@ import { CONNECTIONS, DURATION, measure, measureMax, type Target, WARMUP } from 
 import { pinSelf, rssMb, sampleRss } from "./procs.js";
 import { topFunctions } from "./profile-top.js";
 import { type Check, checks, cpuRatio, machine, type Row, ratio, table } from "./report.js";
+import { describeStalls, type Stalls, watchStalls } from "./server-stalls.js";
 import { createKey, type Server, startAlmanac, startYardstick } from "./servers.js";
 import { postgresSchema, REDIS_URL, resetRedis } from "./services.js";
 
@@ -146,11 +147,18 @@ async function main() {
       const target = await sc.target(server);
       await probe(target);
       const peak = sampleRss(server.child.pid);
-      const { max, half } = await measure(target, server.child.pid);
+      let stalls: Stalls | undefined;
+      const { max, half } = await measure(target, server.child.pid, async () => {
+        const end = await watchStalls(server?.url ?? "");
+        return async () => {
+          stalls = await end();
+        };
+      });
       const rss = peak();
       loadedRss = Number.isNaN(loadedRss) ? rss : Math.max(loadedRss, rss);
       Object.assign(row, { max, half });
       row.notes.push(`RSS under load ${rss.toFixed(0)} MB`);
+      if (stalls) row.notes.push(describeStalls(stalls));
     } catch (err) {
       row.notes.push(`skipped: ${(err as Error).message.split("\n")[0]}`);
     } finally {
