@@ -9,7 +9,7 @@ import { CONNECTIONS, DURATION, measure, measureMax, type Target, WARMUP } from 
 import { pinSelf, rssMb, sampleRss } from "./procs.js";
 import { topFunctions } from "./profile-top.js";
 import { type Check, checks, cpuRatio, machine, type Row, ratio, table } from "./report.js";
-import { describeStalls, type Stalls, watchStalls } from "./server-stalls.js";
+import { stallWatch } from "./server-stalls.js";
 import { createKey, type Server, startAlmanac, startYardstick } from "./servers.js";
 import { postgresSchema, REDIS_URL, resetRedis } from "./services.js";
 
@@ -120,8 +120,9 @@ async function main() {
   log("yardstick…");
   const yard = await startYardstick();
   const yardTarget = { url: `${yard.url}/` };
-  const first = await measure(yardTarget, yard.child.pid);
-  rows.push({ route: "yardstick: raw node:http", ...first, yard: first.max, notes: [] });
+  const yardStalls = stallWatch(yard.url);
+  const first = await measure(yardTarget, yard.child.pid, yardStalls.around);
+  rows.push({ route: "yardstick: raw node:http", ...first, yard: first.max, notes: yardStalls.note() });
 
   for (const sc of scenarios.filter((s) => wanted(s.key))) {
     log(`${sc.route}…`);
@@ -147,18 +148,13 @@ async function main() {
       const target = await sc.target(server);
       await probe(target);
       const peak = sampleRss(server.child.pid);
-      let stalls: Stalls | undefined;
-      const { max, half } = await measure(target, server.child.pid, async () => {
-        const end = await watchStalls(server?.url ?? "");
-        return async () => {
-          stalls = await end();
-        };
-      });
+      const stalls = stallWatch(server.url);
+      const { max, half } = await measure(target, server.child.pid, stalls.around);
       const rss = peak();
       loadedRss = Number.isNaN(loadedRss) ? rss : Math.max(loadedRss, rss);
       Object.assign(row, { max, half });
       row.notes.push(`RSS under load ${rss.toFixed(0)} MB`);
-      if (stalls) row.notes.push(describeStalls(stalls));
+      row.notes.push(...stalls.note());
     } catch (err) {
       row.notes.push(`skipped: ${(err as Error).message.split("\n")[0]}`);
     } finally {

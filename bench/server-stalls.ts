@@ -75,3 +75,17 @@ export function describeStalls(s: Stalls): string {
     `GC: ${s.gcPauses} pauses, ${s.gcOver1ms} ≥ 1 ms, ${s.gcOver10ms} ≥ 10 ms, ${s.gcTotalMs} ms in all`
   );
 }
+
+/** For measure(): watches the server at `baseUrl` around the half-load runs; `note()` describes it. */
+export function stallWatch(baseUrl: string): { around: () => Promise<() => Promise<void>>; note: () => string[] } {
+  let stalls: Stalls | undefined;
+  return {
+    around: async () => {
+      const end = await watchStalls(baseUrl);
+      return async () => {
+        stalls = await end();
+      };
+    },
+    note: () => (stalls ? [describeStalls(stalls)] : []),
+  };
+}
