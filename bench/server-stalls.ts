@@ -52,7 +52,7 @@ async function scrape(baseUrl: string): Promise<Scrape> {
 }
 
 /** Starts a stretch (the scrape resets the loop monitor); the returned function ends it. */
-export async function watchStalls(baseUrl: string): Promise<() => Promise<Stalls>> {
+async function watchStalls(baseUrl: string): Promise<() => Promise<Stalls>> {
   const start = await scrape(baseUrl);
   return async () => {
     const end = await scrape(baseUrl);
@@ -69,7 +69,7 @@ export async function watchStalls(baseUrl: string): Promise<() => Promise<Stalls
   };
 }
 
-export function describeStalls(s: Stalls): string {
+function describeStalls(s: Stalls): string {
   return (
     `server's own loop delay during the ½-max runs: p99 ${s.loopP99Ms} ms, max ${s.loopMaxMs} ms; ` +
     `GC: ${s.gcPauses} pauses, ${s.gcOver1ms} ≥ 1 ms, ${s.gcOver10ms} ≥ 10 ms, ${s.gcTotalMs} ms in all`

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler, TypedResponse } from "hono";
 import { every } from "hono/combine";
 import { etag } from "hono/etag";
+import { sha1Hex } from "../lib/hash.js";
 import { reuseUntil } from "./answer-cache.js";
 import type { AppEnv } from "./types.js";
 
@@ -53,7 +54,7 @@ function sha1(body: Uint8Array): ArrayBuffer {
 
 /** The strong ETag hono/etag would give `json`: the hex SHA-1 of its UTF-8 bytes, quoted. */
 export function etagOf(json: string): string {
-  return `"${createHash("sha1").update(json).digest("hex")}"`;
+  return `"${sha1Hex(json)}"`;
 }
 
 /**

@@ -47,6 +47,8 @@ export class TimeZones {
 }
 
 const MINUTE_MS = 60_000;
+/** Epoch ms of the start of the (UTC) minute holding `ms`: the span LocalToday keeps a date for. */
+const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 
 /**
  * Today's calendar date (YYYY-MM-DD) in a zone, worked out once per zone and minute: a minute
@@ -64,7 +66,7 @@ export class LocalToday {
    */
   nextMidnight(zone: string, now: Date): number {
     const hit = this.byZone.get(zone);
-    if (hit?.from === Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS) {
+    if (hit?.from === minuteOf(now.getTime())) {
       hit.midnight ??= this.midnightAfter(zone, now);
       return hit.midnight;
     }
@@ -80,7 +82,7 @@ export class LocalToday {
 
   get(zone: string, now: Date): string {
     const ms = now.getTime();
-    const from = Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+    const from = minuteOf(ms);
     const hit = this.byZone.get(zone);
     if (hit?.from === from) return hit.date;
     const z = this.zones.get(zone);
