@@ -18,6 +18,8 @@ export interface RecordedCall {
 export abstract class PostFake extends FaultServer {
   readonly calls: RecordedCall[] = [];
   fault: PostFault = null;
+  /** When set, every call is answered `307` to this base URL plus the same path (method and body kept). */
+  redirectTo: string | null = null;
 
   protected abstract handle(call: RecordedCall): { status: number; body: unknown };
   /** A well-formed JSON answer that does not follow the provider's schema. */
@@ -40,6 +42,7 @@ export abstract class PostFake extends FaultServer {
     };
     this.calls.push(call);
     await this.released();
+    if (this.redirectTo) return void res.writeHead(307, { location: `${this.redirectTo}${call.path}` }).end();
     if (answerFault(this.fault, req, res, '{"meta":{"requestId":"req_1"},"data":{"va')) return;
     const { status, body } =
       this.fault === "malformed" ? { status: 200, body: this.malformed(call) } : this.handle(call);

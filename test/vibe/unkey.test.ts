@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
+import { FakeUnkey } from "../fakes/unkey.js";
 import { errorOf } from "../helpers/app.js";
 import { bearer, classify, type Harness, PERMISSION, unkeyHarness } from "./harness.js";
 
@@ -14,6 +15,7 @@ beforeEach(() => {
   u.calls.length = 0;
   u.fault = null;
   u.forceCode = null;
+  u.redirectTo = null;
 });
 
 const unkey = () => h.unkey as NonNullable<Harness["unkey"]>;
@@ -78,6 +80,29 @@ describe("Unkey down, slow or garbled → 503 unkey_unavailable, never a pass or
       await h.up();
     }
     expect((await classify(h.t, ["good"], bearer(key))).status).toBe(200);
+  });
+});
+
+describe("a redirect from Unkey is never followed: the key goes nowhere else", () => {
+  it("a 307 to another server (which would accept the key) → 503 unkey_unavailable; that server is never called", async () => {
+    const { key } = await h.keys.create({ name: "redirected", permissions: [PERMISSION] });
+    // The target knows the key and the root key: following the redirect would get a 200.
+    const target = await new FakeUnkey(unkey().rootKey, unkey().apiId).start();
+    for (const [id, k] of unkey().keys) target.keys.set(id, { ...k });
+    unkey().calls.length = 0;
+    unkey().redirectTo = target.url;
+    try {
+      const res = await classify(h.t, ["good"], bearer(key));
+      expect(res.status).toBe(503);
+      expect((await errorOf(res)).error.code).toBe("unkey_unavailable");
+      expect(target.calls).toEqual([]);
+      // Management calls refuse the redirect too.
+      await expect(h.keys.list()).rejects.toThrow(/redirected with 307/);
+      expect(unkey().calls.map((c) => c.path)).toEqual(["/v2/keys.verifyKey", "/v2/apis.listKeys"]);
+      expect(target.calls).toEqual([]);
+    } finally {
+      await target.close();
+    }
   });
 });
 

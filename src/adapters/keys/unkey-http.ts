@@ -1,4 +1,4 @@
-import { BodyTooLarge, readCapped } from "../upstream-http.js";
+import { BodyTooLarge, readCapped, refusedRedirect } from "../upstream-http.js";
 
 /** Talking to Unkey's v2 API: one deadline per call, one retry only when no connection was made. */
 
@@ -34,7 +34,10 @@ export async function callUnkey(opts: UnkeyHttpOptions, path: string, payload: u
         headers: { Authorization: `Bearer ${opts.rootKey}`, "Content-Type": "application/json" },
         body: JSON.stringify(payload),
         signal,
+        // A redirect is a failure, never followed: the customer's key and the root key go nowhere else.
+        redirect: "manual",
       });
+      if (await refusedRedirect(res)) return { ok: false, detail: `Unkey ${path} redirected with ${res.status}` };
       let text: string;
       try {
         text = await readCapped(res, opts.maxBytes);
