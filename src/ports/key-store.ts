@@ -98,4 +98,9 @@ export interface KeyStore {
   roll(id: string, ownerId?: string | null, opts?: RollOptions): Promise<CreatedKey | null>;
   /** Sets a key's remaining uses and rate limit (a plan change); false when there is no such key. */
   updateLimits(id: string, limits: KeyLimits): Promise<boolean>;
+  /**
+   * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
+   * without a usage limit; false when there is no such key. Throws when the store cannot answer.
+   */
+  credit(id: string, uses: number): Promise<boolean>;
 }

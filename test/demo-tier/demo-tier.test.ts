@@ -36,7 +36,16 @@ function fakeKeys(): KeyStore & { calls: string[] } {
     return { kind: "verdict", code: "NOT_FOUND" };
   };
   const unused = () => Promise.reject(new Error("not used in these tests"));
-  return { calls, verify, create: unused, list: unused, revoke: unused, roll: unused, updateLimits: unused };
+  return {
+    calls,
+    verify,
+    create: unused,
+    list: unused,
+    revoke: unused,
+    roll: unused,
+    updateLimits: unused,
+    credit: unused,
+  };
 }
 
 const opened: { close(): Promise<void> }[] = [];

@@ -34,7 +34,7 @@ const err = (status: number, title: string, detail: string): Answer => ({
 
 /**
  * Unkey's v2 API as a real HTTP server: keys.verifyKey, keys.createKey, keys.getKey,
- * keys.updateKey, keys.rerollKey, keys.deleteKey and apis.listKeys, following the published
+ * keys.updateKey, keys.updateCredits, keys.rerollKey, keys.deleteKey and apis.listKeys, following the published
  * request and response JSON (every verification outcome is HTTP 200 with data.valid/data.code;
  * ratelimits[].reset is a Unix time in ms). `forceCode` answers every verification with one code.
  */
@@ -81,6 +81,8 @@ export class FakeUnkey extends PostFake {
           }
           return ok({});
         });
+      case "/v2/keys.updateCredits":
+        return this.withKey(body, (k) => this.updateCredits(k, body));
       case "/v2/keys.deleteKey":
         return this.withKey(body, (k) => {
           this.keys.delete(k.keyId);
@@ -149,6 +151,25 @@ export class FakeUnkey extends PostFake {
     }
     if (k.credits !== null) k.credits -= cost;
     return ok({ ...base, ...(k.credits !== null && { credits: k.credits }), valid: true, code: "VALID", ratelimits });
+  }
+
+  /**
+   * `keys.updateCredits`: `operation` set | increment | decrement; `value` required except for
+   * `set` (null or absent: unlimited); a decrement floors at 0. Answers `data: {remaining}`.
+   * Incrementing an unlimited key is not documented: refused here (the adapter never does it).
+   */
+  private updateCredits(k: FakeKey, body: Record<string, unknown>): Answer {
+    const { operation, value } = body;
+    if (operation === "set") {
+      if (value != null && (!Number.isInteger(value) || Number(value) < 0)) return err(400, "Bad Request", "value");
+      k.credits = value == null ? null : Number(value);
+      return ok({ remaining: k.credits });
+    }
+    if (operation !== "increment" && operation !== "decrement") return err(400, "Bad Request", "operation");
+    if (!Number.isInteger(value) || Number(value) < 0) return err(400, "Bad Request", "value is required");
+    if (k.credits === null) return err(400, "Bad Request", "the key has unlimited credits");
+    k.credits = operation === "increment" ? k.credits + Number(value) : Math.max(0, k.credits - Number(value));
+    return ok({ remaining: k.credits });
   }
 
   private create(body: Record<string, unknown>): Answer {

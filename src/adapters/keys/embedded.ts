@@ -185,6 +185,16 @@ export class EmbeddedKeyStore implements KeyStore {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  async credit(id: string, uses: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable("api_keys")
+      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
+      .where("id", "=", id)
+      .where("remaining", "is not", null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0 || (await this.find(id)) !== undefined;
+  }
+
   private async find(id: string, ownerId?: string | null): Promise<Row | undefined> {
     let q = this.db.selectFrom("api_keys").selectAll().where("id", "=", id);
     if (ownerId !== undefined) q = q.where("owner_id", ownerId === null ? "is" : "=", ownerId);

@@ -218,6 +218,17 @@ export class UnkeyKeyStore implements KeyStore {
     return true;
   }
 
+  /** `keys.updateCredits` with `increment` (a key without credits is unlimited: nothing to give back). */
+  async credit(id: string, uses: number): Promise<boolean> {
+    const key = await this.get(id);
+    if (!key) return false;
+    if (key.credits?.remaining == null) return true;
+    const res = await this.send("/v2/keys.updateCredits", { keyId: id, operation: "increment", value: uses });
+    if (res.ok && res.status === 404) return false;
+    this.check("/v2/keys.updateCredits", res);
+    return true;
+  }
+
   /** The key, or undefined when it does not exist or belongs to another owner. */
   private async get(id: string, ownerId?: string | null): Promise<KeyData | undefined> {
     const res = await this.send("/v2/keys.getKey", { keyId: id });

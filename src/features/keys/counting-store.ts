@@ -23,4 +23,5 @@ export class CountingKeyStore implements KeyStore {
   revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
   updateLimits: KeyStore["updateLimits"] = (id, limits) => this.inner.updateLimits(id, limits);
+  credit: KeyStore["credit"] = (id, uses) => this.inner.credit(id, uses);
 }
