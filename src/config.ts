@@ -77,6 +77,11 @@ export interface Config extends Env {
   DATA_DIR: string;
   /** External origin, defaulting to http://localhost:$PORT. */
   PUBLIC_URL: string;
+  /**
+   * Whether PUBLIC_URL was set. Unset, the account pages serve whatever host they were opened on
+   * (a same-origin form must match its own Host); set, other hosts are sent to PUBLIC_URL.
+   */
+  PUBLIC_URL_FIXED: boolean;
 }
 
 export class ConfigError extends Error {
@@ -110,6 +115,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ...cfg,
     DATA_DIR: resolve(cfg.DATA_DIR),
     PUBLIC_URL: (cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, ""),
+    PUBLIC_URL_FIXED: cfg.PUBLIC_URL !== undefined,
   };
 }
 

@@ -65,9 +65,10 @@ export class FormAgent {
     const full = new URL(url, this.origin);
     const cookies = [...(this.jar.get(full.host) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join("; ");
     const headers = { ...init.headers, ...(cookies && { Cookie: cookies }) };
+    // In-process requests keep the full URL and a Host header, as a browser's would arrive.
     const res =
       full.origin === this.origin
-        ? await this.app.request(full.pathname + full.search, { ...init, headers })
+        ? await this.app.request(full.toString(), { ...init, headers: { Host: full.host, ...headers } })
         : await fetch(full, { ...init, headers, redirect: "manual" });
     this.store(full.host, res.headers.getSetCookie());
     return res;

@@ -38,7 +38,7 @@ export function registerAccountActions(
 
   /** Same-origin check, a live session, and the session's CSRF token, in that order. */
   async function guard(c: Context<AppEnv>) {
-    requireSameOrigin(c, ctx.publicOrigin);
+    requireSameOrigin(c, ctx);
     const s = await session(c);
     if (!s) throw new ApiError("unauthorized", "Sign in on the account page first.");
     const body = await formBody(c);

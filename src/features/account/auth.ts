@@ -61,7 +61,11 @@ export function authOptions(deps: AuthDeps) {
         transaction: true,
       }),
     ),
-    trustedOrigins: [new URL(config.PUBLIC_URL).origin],
+    // PUBLIC_URL unset: the page may be opened on any host name, and a request is trusted from its
+    // own origin (our same-origin check has already run on every state-changing route).
+    trustedOrigins: config.PUBLIC_URL_FIXED
+      ? [new URL(config.PUBLIC_URL).origin]
+      : (request?: Request) => [new URL(request?.url ?? config.PUBLIC_URL).origin],
     user: { modelName: "auth_user" },
     session: { modelName: "auth_session" },
     account: {

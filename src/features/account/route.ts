@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { AppDeps } from "../../deps.js";
 import { ApiError, renderError } from "../../http/errors.js";
@@ -9,11 +9,11 @@ import { registerAccountActions } from "./actions.js";
 import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
 import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
-import { asApiError, authHeaders, field, formBody, htmlErrors, pageHeaders } from "./http.js";
+import { asApiError, authHeaders, field, formBody, pageHeaders } from "./http.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
 import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
-import { ErrorPage, type Notice, SignInPage, type SignInStep } from "./views.jsx";
+import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 const Email = z.email().max(254);
 const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
@@ -47,11 +47,21 @@ export interface AccountContext {
   loadAuth: () => Promise<LoadedAuth>;
   secret: string;
   publicOrigin: string;
+  /** PUBLIC_URL was set: its origin is the only one the pages serve (see pageOrigin). */
+  originFixed: boolean;
+}
+
+/**
+ * The origin the account pages answer as: PUBLIC_URL's when it is set, else the request's own
+ * (Host and scheme), so a sign-in opened on http://127.0.0.1:8080 works without configuration.
+ */
+export function pageOrigin(c: Context<AppEnv>, ctx: Pick<AccountContext, "publicOrigin" | "originFixed">): string {
+  return ctx.originFixed ? ctx.publicOrigin : new URL(c.req.url).origin;
 }
 
 /** Rejects anything but a same-origin browser POST: 403, nothing changes. */
-export function requireSameOrigin(c: Context<AppEnv>, publicOrigin: string): void {
-  if (!isSameOriginRequest(c.req.raw.headers, publicOrigin)) {
+export function requireSameOrigin(c: Context<AppEnv>, ctx: Pick<AccountContext, "publicOrigin" | "originFixed">): void {
+  if (!isSameOriginRequest(c.req.raw.headers, pageOrigin(c, ctx))) {
     throw new ApiError("forbidden", "Cross-site request refused: account changes must come from the account page.", {
       reason: "CROSS_SITE",
     });
@@ -95,6 +105,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     loadAuth,
     secret: deps.authSecret,
     publicOrigin: new URL(deps.config.PUBLIC_URL).origin,
+    originFixed: deps.config.PUBLIC_URL_FIXED,
   };
 
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
@@ -136,10 +147,20 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     return answer;
   });
 
+  // With PUBLIC_URL set, a page opened on another host name (127.0.0.1, an internal name) moves
+  // to PUBLIC_URL before any form is shown, so cookies and same-origin checks use one host.
+  // (A request without a Host header — HTTP/1.0, or an in-process test — has nowhere else to be.)
+  const publicHost = new URL(deps.config.PUBLIC_URL).host;
+  const toPublicHost: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const host = c.req.header("host");
+    if (!ctx.originFixed || !host || host === publicHost || !["GET", "HEAD"].includes(c.req.method)) return next();
+    const here = new URL(c.req.url);
+    return c.redirect(`${deps.config.PUBLIC_URL}${here.pathname}${here.search}`, 302);
+  };
+  app.use("/account", toPublicHost);
+  app.use("/account/*", toPublicHost);
   app.use("/account", pageHeaders());
   app.use("/account/*", pageHeaders());
-  app.use("/account", htmlErrors(ErrorPage));
-  app.use("/account/*", htmlErrors(ErrorPage));
   app.get("/account/assets/account.css", (c) =>
     c.body(ACCOUNT_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
   );
@@ -189,7 +210,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
 
   // Same status, body and headers whether or not the address has an account: both get a code.
   app.post("/account/sign-in", async (c) => {
-    requireSameOrigin(c, ctx.publicOrigin);
+    requireSameOrigin(c, ctx);
     if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
     const parsed = Email.safeParse(
       field(await formBody(c), "email")
@@ -219,7 +240,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   });
 
   app.post("/account/verify", async (c) => {
-    requireSameOrigin(c, ctx.publicOrigin);
+    requireSameOrigin(c, ctx);
     if (!deps.mail) return signInPage(c, { step: "unavailable" }, 503);
     const body = await formBody(c);
     const email = Email.safeParse(field(body, "email").trim().toLowerCase());
@@ -252,7 +273,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   });
 
   app.post("/account/sign-in/restart", (c) => {
-    requireSameOrigin(c, ctx.publicOrigin);
+    requireSameOrigin(c, ctx);
     clearPendingSignIn(c, secure);
     return c.redirect("/account", 303);
   });

@@ -1,7 +1,8 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../http/types.js";
-import { pageHeaders } from "../account/http.js";
-import { Layout } from "../account/views.jsx";
+import { htmlErrors, pageHeaders } from "../account/http.js";
+import { ErrorPage, Layout } from "../account/views.jsx";
+import { registerFavicon } from "./favicon.js";
 
 /** One example per public endpoint: path and query, and what it answers. */
 const LOOKUPS: { title: string; path: string; what: string }[] = [
@@ -64,6 +65,14 @@ function HomePage({ origin }: { origin: string }) {
 
 /** `GET /`: what Almanac is, an example per lookup, and the way to the docs and to a key. */
 export function registerHome(app: Hono<AppEnv>): void {
+  // A browser that mistypes a page (`/acount`, `/docs/`) gets a page; API clients keep JSON.
+  const pages = htmlErrors(ErrorPage);
+  app.use("*", (c, next) => (isApiPath(c.req.path) ? next() : pages(c, next)));
+  registerFavicon(app);
   app.use("/", pageHeaders());
   app.get("/", (c) => c.html(<HomePage origin={new URL(c.req.url).origin} />));
 }
+
+/** Paths whose every answer is JSON, whatever the client accepts. */
+const isApiPath = (path: string) =>
+  /^\/(v1|api)(\/|$)/.test(path) || ["/healthz", "/readyz", "/metrics"].includes(path);

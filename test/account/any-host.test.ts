@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { FormAgent } from "../support/form-agent.js";
+import { accountApp, accountPage, requestCode } from "./support.js";
+
+/** Issue 23.1: the account page works on the host it was opened on. */
+describe("sign-in without PUBLIC_URL, on whatever host the page was opened", () => {
+  // The app believes it is http://localhost:8080 (the default); the browser opened 127.0.0.1.
+  const acct = accountApp("http://localhost:8080", { env: () => ({ PUBLIC_URL: undefined, PORT: "8080" }) });
+  const opened = "http://127.0.0.1:8080";
+
+  it("sends a code and signs in from http://127.0.0.1:8080", async () => {
+    const agent = new FormAgent(acct.t.app, opened);
+    const code = await requestCode(agent, acct.smtp, "loopback@example.test");
+    const verified = await agent.post("/account/verify", { email: "loopback@example.test", code });
+    expect(verified.status).toBe(303);
+    expect(verified.headers.get("location")).toBe("/account");
+    const { html } = await accountPage(agent);
+    expect(html).toContain("loopback@example.test");
+  });
+
+  it("still refuses a form posted from another site to that host", async () => {
+    const agent = new FormAgent(acct.t.app, opened);
+    const res = await agent.post(
+      "/account/sign-in",
+      { email: "victim@example.test" },
+      { Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site", Accept: "application/json" },
+    );
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { reason: string } }).error.reason).toBe("CROSS_SITE");
+  });
+
+  it("refuses a form whose Origin names another host than the one it was sent to", async () => {
+    const agent = new FormAgent(acct.t.app, opened);
+    const res = await agent.post(
+      "/account/sign-in",
+      { email: "victim@example.test" },
+      { Origin: "http://localhost:8080", "Sec-Fetch-Site": "same-site", Accept: "application/json" },
+    );
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("with PUBLIC_URL set, another host is sent to it first", () => {
+  const acct = accountApp("https://almanac.example");
+
+  it("redirects GET /account on 127.0.0.1 to PUBLIC_URL, keeping path and query", async () => {
+    const res = await acct.t.app.request("http://127.0.0.1:8080/account?notice=x", {
+      headers: { Host: "127.0.0.1:8080" },
+    });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("https://almanac.example/account?notice=x");
+  });
+
+  it("serves the page on PUBLIC_URL's own host", async () => {
+    const res = await acct.t.app.request("https://almanac.example/account", { headers: { Host: "almanac.example" } });
+    expect(res.status).toBe(200);
+  });
+
+  it("refuses a sign-in posted on another host (the form lives on PUBLIC_URL)", async () => {
+    const agent = new FormAgent(acct.t.app, "http://127.0.0.1:8080");
+    const res = await agent.post("/account/sign-in", { email: "a@example.test" }, { Accept: "application/json" });
+    expect(res.status).toBe(403);
+  });
+});
