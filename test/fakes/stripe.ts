@@ -41,8 +41,11 @@ export class FakeStripe {
     };
   }
 
-  /** POSTs `event` to `path`, signed with `secret` (default: this endpoint's secret). */
-  async send(path: string, event: object, secret = this.secret): Promise<Response> {
+  /**
+   * POSTs `event` to `path`, signed with `secret` (default: this endpoint's secret) at
+   * `timestamp` (Unix seconds; default: now).
+   */
+  async send(path: string, event: object, secret = this.secret, timestamp?: number): Promise<Response> {
     const payload = JSON.stringify({
       object: "event",
       api_version: "2025-01-27",
@@ -50,7 +53,11 @@ export class FakeStripe {
       livemode: false,
       ...event,
     });
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload,
+      secret,
+      ...(timestamp !== undefined && { timestamp }),
+    });
     return this.deliverTo(path, {
       method: "POST",
       headers: { "Content-Type": "application/json", "Stripe-Signature": signature },

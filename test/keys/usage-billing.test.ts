@@ -88,6 +88,27 @@ describe("GET /v1/usage and the purchase webhook", () => {
     expect(await acct.t.deps.accountKeys.plans.planFor("thief@example.test")).toBe("free");
   });
 
+  it("a signature dated beyond Stripe's tolerance (300 s) either way is 400; within it, accepted", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const [offset, status] of [
+      [365 * 86_400, 400], // a year ahead
+      [600, 400],
+      [-600, 400],
+      [-365 * 86_400, 400],
+      [120, 200], // clock skew within the tolerance
+      [-120, 200],
+    ] as const) {
+      const event = stripe.checkoutCompleted({ email: `dated${offset}@example.test`, plan: "pro" });
+      const res = await stripe.send("/v1/billing/webhook", event, stripe.secret, now + offset);
+      expect({ offset, status: res.status }).toEqual({ offset, status });
+      if (status === 400) {
+        expect((await errorOf(res)).error).toMatchObject({ code: "invalid_body", reason: "INVALID_SIGNATURE" });
+      }
+      const plan = await acct.t.deps.accountKeys.plans.planFor(`dated${offset}@example.test`);
+      expect({ offset, plan }).toEqual({ offset, plan: status === 200 ? "pro" : "free" });
+    }
+  });
+
   it("a paid Checkout grants the plan once; the account's keys get its limits at once", async () => {
     const agent = await acct.signIn("buyer@example.test");
     const key = await createKey(agent, "buyer");

@@ -60,6 +60,36 @@ const route = createRoute({
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+/** The last `t=` of a `Stripe-Signature` header, read as the stripe package reads it (seconds). */
+function signedAt(header: string): number {
+  let t = Number.NaN;
+  for (const item of header.split(",")) {
+    const [name, value] = item.split("=");
+    if (name === "t") t = Number.parseInt(value ?? "", 10);
+  }
+  return t;
+}
+
+/**
+ * The event, when `signature` is the endpoint's and was made within Stripe's default tolerance
+ * (300 s) of `nowMs` either way: the package bounds only the age, so a signature dated in the
+ * future (a clock or key misuse, or one kept to replay later) is refused here too.
+ */
+async function verifiedEvent(payload: string, signature: string, secret: string, nowMs: number) {
+  const { default: Stripe } = await import("stripe"); // loaded on first use: a large SDK
+  const tolerance = Stripe.webhooks.DEFAULT_TOLERANCE;
+  let event: unknown;
+  try {
+    event = Stripe.webhooks.constructEvent(payload, signature, secret, tolerance, undefined, nowMs);
+  } catch {
+    event = undefined;
+  }
+  if (event === undefined || !(signedAt(signature) - nowMs / 1000 <= tolerance)) {
+    throw new ApiError("invalid_body", "Stripe signature verification failed.", { reason: "INVALID_SIGNATURE" });
+  }
+  return event as { id: string; type: string; data: { object: unknown } };
+}
+
 /** `POST /v1/billing/webhook`: the raw body is verified with the official `stripe` package. */
 export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.openAPIRegistry.registerPath(route);
@@ -68,13 +98,7 @@ export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     if (!secret) throw new ApiError("unavailable", "Billing is not configured on this server.");
     const payload = await c.req.text();
     const signature = c.req.header("stripe-signature") ?? "";
-    const { default: Stripe } = await import("stripe"); // loaded on first use: a large SDK
-    let event: { id: string; type: string; data: { object: unknown } };
-    try {
-      event = Stripe.webhooks.constructEvent(payload, signature, secret) as unknown as typeof event;
-    } catch {
-      throw new ApiError("invalid_body", "Stripe signature verification failed.", { reason: "INVALID_SIGNATURE" });
-    }
+    const event = await verifiedEvent(payload, signature, secret, deps.now().getTime());
     if (event.type !== "checkout.session.completed")
       return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
     const parsed = CheckoutSession.safeParse(event.data?.object);
