@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): App {
   app.use("/v1/*", queryAliases());
   registerOps(app, deps);
   registerDocs(app);
-  registerHome(app);
+  registerHome(app, deps.config.DEMO_HOURLY_LIMIT);
   app.use("/v1/*", invalidKeyThrottle(deps.limiter, deps.config.INVALID_KEY_LIMIT));
   // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
   app.use(

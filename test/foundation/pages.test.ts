@@ -30,6 +30,19 @@ describe("pages", () => {
   });
 });
 
+describe("home page copy", () => {
+  it("quotes the configured demo limit", async () => {
+    const other = await testApp({ DEMO_HOURLY_LIMIT: "25" });
+    try {
+      const html = await (await other.app.request("/", { headers: BROWSER })).text();
+      expect(html).toContain("25 calls an hour per address");
+      expect(html).not.toContain("60 calls an hour");
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe("mistyped paths", () => {
   it.each(["/acount", "/docs/", "/nothing/here"])("%s answers a browser with an HTML 404 page", async (path) => {
     const res = await t.app.request(path, { headers: BROWSER });

@@ -19,14 +19,14 @@ const LOOKUPS: { title: string; path: string; what: string }[] = [
   { title: "Weather", path: "/v1/weather?postcode=SW1A%202AA", what: "current conditions and a 7-day forecast" },
 ];
 
-function HomePage({ origin }: { origin: string }) {
+function HomePage({ origin, demoHourlyLimit }: { origin: string; demoHourlyLimit: number }) {
   return (
     <Layout title="Small, exact lookups over HTTP">
       <h1>Almanac</h1>
       <p>
         A small, fast JSON API: the Moon and the Sun, public holidays and working days, VAT rates, UK postcodes and the
         weather — computed offline or fetched from named sources, with exact errors. Every lookup below works without a
-        key: 60 calls an hour per address (the demo tier).
+        key: {demoHourlyLimit} calls an hour per address (the demo tier).
       </p>
       <p>
         <a href="/docs">API reference (try it in the browser)</a> · <a href="/account">Get an API key</a> ·{" "}
@@ -64,13 +64,13 @@ function HomePage({ origin }: { origin: string }) {
 }
 
 /** `GET /`: what Almanac is, an example per lookup, and the way to the docs and to a key. */
-export function registerHome(app: Hono<AppEnv>): void {
+export function registerHome(app: Hono<AppEnv>, demoHourlyLimit: number): void {
   // A browser that mistypes a page (`/acount`, `/docs/`) gets a page; API clients keep JSON.
   const pages = htmlErrors(ErrorPage);
   app.use("*", (c, next) => (isApiPath(c.req.path) ? next() : pages(c, next)));
   registerFavicon(app);
   app.use("/", pageHeaders());
-  app.get("/", (c) => c.html(<HomePage origin={new URL(c.req.url).origin} />));
+  app.get("/", (c) => c.html(<HomePage origin={new URL(c.req.url).origin} demoHourlyLimit={demoHourlyLimit} />));
 }
 
 /** Paths whose every answer is JSON, whatever the client accepts. */
