@@ -12,6 +12,7 @@ import { registerDocs } from "./features/ops/docs.js";
 import { registerOps } from "./features/ops/route.js";
 import { PlaceLookup } from "./features/postcode/lookup.js";
 import { registerPostcode } from "./features/postcode/route.js";
+import { useObservedDeltaT } from "./features/shared/delta-t.js";
 import { registerSun } from "./features/sun/route.js";
 import { registerVat } from "./features/vat/route.js";
 import { registerVibe } from "./features/vibe/route.js";
@@ -35,6 +36,9 @@ export type App = OpenAPIHono<AppEnv>;
 
 /** The whole HTTP surface. No I/O, no environment reads: everything comes through `deps`. */
 export function createApp(deps: AppDeps): App {
+  // astronomy-engine keeps its ΔT (TT − UT) function process-wide: set here, once per process in
+  // effect (the same pure function each time), so every moon and sun instant uses observed ΔT.
+  useObservedDeltaT();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) throw validationError(result.error, result.target, c);

@@ -1,6 +1,9 @@
 import { MakeTime, SearchMoonQuarter } from "astronomy-engine";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meeusPhaseJde } from "../../../test/fixtures/meeus-phases.js";
+import { publishedDeltaT } from "../../../test/fixtures/usno-delta-t.js";
+import { type TestApp, testApp } from "../../../test/helpers/app.js";
+import { decimalYear } from "../shared/delta-t.js";
 import { nextQuarter, searchQuarter } from "./phase.js";
 
 const J2000 = 2451545.0;
@@ -41,5 +44,47 @@ describe("principal phase instants against Meeus ch. 49 (an independent theory)"
       (q: { time: ReturnType<typeof MakeTime> }) => SearchMoonQuarter(q.time.AddDays(6)),
     );
     expect(stats(own).mean).toBeGreaterThan(30);
+  });
+});
+
+describe("principal phase instants in UT, 2000–2031 (what the API prints)", () => {
+  let t: TestApp;
+  // The app (composition root) sets the ΔT every UT instant goes through.
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  /**
+   * Per phase, seconds by which ours is later than Meeus: in TT (no ΔT involved), and in UT,
+   * where the reference is Meeus's JDE minus USNO's published ΔT (observed to 2026, USNO's own
+   * prediction after). The UT comparison differs from the TT one only by our ΔT's error.
+   */
+  function comparisons() {
+    const tt: number[] = [];
+    const ut: number[] = [];
+    const end = new Date("2032-01-01T00:00:00Z");
+    for (let q = searchQuarter(MakeTime(new Date("2000-01-01T00:00:00Z"))); q.time.date < end; q = nextQuarter(q)) {
+      const k = Math.round(((q.time.tt + J2000 - 2451550.09766) / 29.530588861) * 4) / 4;
+      const meeus = meeusPhaseJde(k);
+      tt.push((q.time.tt + J2000 - meeus) * 86_400);
+      const meeusTtMs = Date.UTC(2000, 0, 1, 12) + (meeus - J2000) * 86_400_000;
+      const referenceUtMs = meeusTtMs - publishedDeltaT(decimalYear(meeusTtMs)) * 1000;
+      ut.push((q.time.date.getTime() - referenceUtMs) / 1000);
+    }
+    return { tt, ut };
+  }
+  const spread = (xs: number[]) => {
+    const m = stats(xs).mean;
+    return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / xs.length);
+  };
+
+  it("mean bias under 1 s, and a spread no wider than the same comparison in TT", () => {
+    const { tt, ut } = comparisons();
+    expect(ut.length).toBeGreaterThan(1500);
+    expect(Math.abs(stats(ut).mean)).toBeLessThan(1);
+    // A ΔT that drifts away from the observed one widens the UT spread (4.57 s in TT; 5.24 s with
+    // astronomy-engine's built-in formula, whose mean bias is −2.5 s).
+    expect(spread(ut)).toBeLessThanOrEqual(spread(tt));
   });
 });

@@ -1,0 +1,47 @@
+import { DeltaT_EspenakMeeus, MakeTime } from "astronomy-engine";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OBSERVED_MID_YEAR } from "../../../test/fixtures/usno-delta-t.js";
+import { type TestApp, testApp } from "../../../test/helpers/app.js";
+import { LATEST_OBSERVED_YEAR, observedDeltaT } from "./delta-t.js";
+
+/** The ΔT astronomy-engine applies at an instant, in seconds. */
+const deltaTInUse = (date: Date) => {
+  const time = MakeTime(date);
+  return (time.tt - time.ut) * 86_400;
+};
+
+describe("ΔT (TT − UT1) used for every moon and sun instant", () => {
+  let t: TestApp;
+  // The app is the composition root that installs the observed ΔT in astronomy-engine.
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it.each(Object.entries(OBSERVED_MID_YEAR))("1 July %s: within 0.5 s of USNO's published %s s", (year, published) => {
+    expect(Math.abs(deltaTInUse(new Date(`${year}-07-01T00:00:00Z`)) - published)).toBeLessThan(0.5);
+  });
+
+  it("has no step where the observations end and the extrapolation begins", () => {
+    const year = Math.floor(LATEST_OBSERVED_YEAR);
+    const start = Date.UTC(year, 0, 1);
+    const latestMs = start + (LATEST_OBSERVED_YEAR - year) * (Date.UTC(year + 1, 0, 1) - start);
+    const before = deltaTInUse(new Date(latestMs - 3_600_000));
+    const after = deltaTInUse(new Date(latestMs + 3_600_000));
+    expect(Math.abs(after - before)).toBeLessThan(0.001);
+  });
+
+  it("extrapolates gently: within 2 s of the last observation five years on, rising by tidal braking later", () => {
+    const latest = deltaTInUse(new Date("2026-10-01T00:00:00Z"));
+    expect(Math.abs(deltaTInUse(new Date("2031-10-01T00:00:00Z")) - latest)).toBeLessThan(2);
+    // A century on the tidal term alone adds 32 s (Morrison & Stephenson's parabola).
+    expect(deltaTInUse(new Date("2126-10-01T00:00:00Z")) - latest).toBeGreaterThan(25);
+  });
+
+  it("before 1900 it is astronomy-engine's own Espenak–Meeus, which meets the table at 1900 within 0.2 s", () => {
+    const ut = (iso: string) => MakeTime(new Date(iso)).ut;
+    expect(observedDeltaT(ut("1850-06-01T00:00:00Z"))).toBe(DeltaT_EspenakMeeus(ut("1850-06-01T00:00:00Z")));
+    const edge = ut("1900-01-01T00:00:00Z");
+    expect(Math.abs(observedDeltaT(edge) - DeltaT_EspenakMeeus(edge - 1))).toBeLessThan(0.2);
+  });
+});

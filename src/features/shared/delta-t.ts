@@ -1,0 +1,64 @@
+import { DeltaT_EspenakMeeus, SetDeltaTFunction } from "astronomy-engine";
+import { OBSERVED_DELTA_T } from "./delta-t-table.js";
+
+/**
+ * ΔT = TT − UT1 for astronomy-engine: observed values (delta-t-table.ts, USNO/IERS) where they
+ * exist, a documented extrapolation after the last one, and astronomy-engine's own
+ * Espenak–Meeus polynomials before 1900.
+ *
+ * Why: astronomy-engine's built-in formula gives ~74.5 s for 2025 where the Earth's observed ΔT is
+ * ~69.1 s, so every UT instant it computes for the 2020s (moon phases, rises, sets, sun times) came
+ * out 5–6 s early.
+ *
+ * After the latest observation: ΔT continues at the rate of the last twelve observed months, plus
+ * the tidal-braking curvature of the long-term parabola (Morrison & Stephenson: 32 s per century²,
+ * i.e. +32·(Δt/100 yr)² s). Back-tested on this table (every start year 1960–2021) it is off by
+ * 0.1 s rms one year ahead, 0.4 s at three years, 0.9 s at five and 2.4 s at ten (worst cases
+ * 0.3, 1.0, 1.9 and 5.5 s): the Earth's rotation wanders by decades, so no extrapolation is
+ * better than that. docs/api.md states it for callers.
+ */
+
+const J2000_MS = Date.UTC(2000, 0, 1, 12);
+const DAY_MS = 86_400_000;
+const FIRST = OBSERVED_DELTA_T[0] as readonly [number, number];
+const LATEST = OBSERVED_DELTA_T[OBSERVED_DELTA_T.length - 1] as readonly [number, number];
+
+/** Decimal year of an instant: 2025.0 is 1 January 2025 0h UT, 2025.5 is half-way through 2025. */
+export function decimalYear(ms: number): number {
+  const year = new Date(ms).getUTCFullYear();
+  const start = Date.UTC(year, 0, 1);
+  return year + (ms - start) / (Date.UTC(year + 1, 0, 1) - start);
+}
+
+/** Linear interpolation in the observed table; `year` must lie within it. */
+function interpolate(year: number): number {
+  let hi = OBSERVED_DELTA_T.findIndex(([y]) => y >= year);
+  if (hi <= 0) hi = 1;
+  const [y0, v0] = OBSERVED_DELTA_T[hi - 1] as readonly [number, number];
+  const [y1, v1] = OBSERVED_DELTA_T[hi] as readonly [number, number];
+  return v0 + ((v1 - v0) * (year - y0)) / (y1 - y0);
+}
+
+/** Seconds per year over the last twelve observed months. */
+const RECENT_RATE = LATEST[1] - interpolate(LATEST[0] - 1);
+
+/** ΔT in seconds; astronomy-engine's signature: `ut` in days since 2000-01-01 12:00 UT. */
+export function observedDeltaT(ut: number): number {
+  const year = decimalYear(J2000_MS + ut * DAY_MS);
+  if (year < FIRST[0]) return DeltaT_EspenakMeeus(ut);
+  if (year <= LATEST[0]) return interpolate(year);
+  const ahead = year - LATEST[0];
+  return LATEST[1] + RECENT_RATE * ahead + 32 * (ahead / 100) ** 2;
+}
+
+/** Decimal year of the latest observation: instants after it depend on the extrapolation. */
+export const LATEST_OBSERVED_YEAR = LATEST[0];
+
+/**
+ * Makes astronomy-engine use `observedDeltaT`. Its ΔT setting is process-wide (a variable inside
+ * the library, not an option per call), so this is called from one place, the composition root
+ * (`createApp`); calling it again is harmless, it sets the same pure function.
+ */
+export function useObservedDeltaT(): void {
+  SetDeltaTFunction(observedDeltaT);
+}
