@@ -1,19 +1,11 @@
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
+import { capturedLogger } from "../helpers/log-lines.js";
 
 describe("client errors are not logged as errors", () => {
-  const lines: { level: number; status?: number; msg: string }[] = [];
+  const { logger, lines } = capturedLogger();
   let t: TestApp;
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        for (const l of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(l));
-        done();
-      },
-    });
-    const logger = pino({ level: "debug" }, sink);
     t = await testApp({ DEMO_HOURLY_LIMIT: "4", INVALID_KEY_LIMIT: "1000" }, () => ({ logger }));
   });
   afterAll(() => t.close());

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { MailLane } from "../../ports/mail-lane.js";
+import { authLogging } from "./auth-log.js";
 import { withHashedSessionTokens } from "./hashed-sessions.js";
 import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
 import { configuredProviders } from "./providers.js";
@@ -147,20 +148,11 @@ export function authOptions(deps: AuthDeps) {
       useSecureCookies: false,
       defaultCookieAttributes: { secure: cookies.secure, httpOnly: true, sameSite: "lax" as const, path: "/" },
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
+      // better-auth skips its origin and callbackURL checks when NODE_ENV=test: keep them on, so
+      // the tests run what production runs.
+      disableOriginCheck: false,
     },
-    logger: {
-      level: "warn" as const,
-      log: (level: "debug" | "info" | "warn" | "error", message: string) =>
-        logger[level]({ lib: "better-auth" }, message),
-    },
-    // Without this hook better-auth prints every refused request (each 4xx) to the console,
-    // bypassing `logger` and LOG_LEVEL; client errors are answers, only server errors are logged.
-    onAPIError: {
-      onError: (err: unknown) => {
-        if (err instanceof APIError && err.statusCode < 500) return;
-        logger.error({ lib: "better-auth", err }, "better-auth request failed");
-      },
-    },
+    ...authLogging(logger),
     telemetry: { enabled: false },
   };
 }
