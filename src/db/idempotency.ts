@@ -1,16 +1,29 @@
-import type { Kysely } from "kysely";
-import { sha256Hex } from "../lib/hash.js";
-import type { IdempotencyBegin, IdempotencyStore } from "../ports/idempotency.js";
+import { randomBytes } from "node:crypto";
+import type { ExpressionBuilder, Kysely } from "kysely";
+import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../ports/idempotency.js";
 import type { DB } from "./schema.js";
 
-const TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a completed `Idempotency-Key` answer is kept: the key is free again after it. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Rounds of "insert lost, but the row vanished before it was read" before giving up (never seen twice). */
+const MAX_ROUNDS = 5;
 
-export const hashBody = sha256Hex;
+const newOwner = () => randomBytes(12).toString("hex");
+
+type Eb = ExpressionBuilder<DB, "idempotency">;
+/** The row of `ref`. */
+const at = (ref: IdempotencyRef) => (eb: Eb) => eb.and([eb("scope", "=", ref.scope), eb("key", "=", ref.key)]);
+/** The row of `ref` while it is still running under `owner`: a stale owner never touches a claim taken over. */
+const heldBy = (ref: IdempotencyRef, owner: string) => (eb: Eb) =>
+  eb.and([at(ref)(eb), eb("owner", "=", owner), eb("status", "=", 0)]);
 
 /**
- * Stored `Idempotency-Key` outcomes (24 h), in the database so they hold across instances.
- * `begin` claims the key atomically (primary key insert); the first request then `complete`s
- * it with its answer, or `abandon`s it when it failed so a retry can run again.
+ * `Idempotency-Key` claims and outcomes (24 h) in the database, so they hold across instances.
+ * A claim is one row per (scope, key), created by `INSERT … ON CONFLICT DO NOTHING`: on SQLite
+ * and PostgreSQL exactly one of any number of concurrent inserts wins. Its `owner` (a random id)
+ * guards every later write, and `lease_until` (ISO time) says how long the owner holds it; a
+ * claim still running (status 0) whose lease has passed is taken over by one compare-and-set on
+ * (owner, lease_until). Rows from before leases existed (no lease) count as lapsed.
  */
 export class SqlIdempotencyStore implements IdempotencyStore {
   constructor(
@@ -18,60 +31,85 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async begin(scope: string, key: string, bodyHash: string): Promise<IdempotencyBegin> {
-    const created_at = new Date(this.now()).toISOString();
-    const expired = new Date(this.now() - TTL_MS).toISOString();
+  async claim(ref: IdempotencyRef, bodyHash: string, leaseMs: number): Promise<IdempotencyClaim> {
+    const nowMs = this.now();
+    const nowIso = new Date(nowMs).toISOString();
+    const lease_until = new Date(nowMs + leaseMs).toISOString();
     await this.db
       .deleteFrom("idempotency")
-      .where("scope", "=", scope)
-      .where("key", "=", key)
-      .where("created_at", "<", expired)
+      .where(at(ref))
+      .where("created_at", "<", new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString())
       .execute();
-    const inserted = await this.db
-      .insertInto("idempotency")
-      .values({ scope, key, body_hash: bodyHash, status: 0, response: null, created_at })
-      .onConflict((oc) => oc.doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: "new" };
-    const row = await this.db
-      .selectFrom("idempotency")
-      .select(["body_hash", "status", "response"])
-      .where("scope", "=", scope)
-      .where("key", "=", key)
-      .executeTakeFirst();
-    if (!row) return this.begin(scope, key, bodyHash); // expired and removed meanwhile
-    if (row.body_hash !== bodyHash) return { kind: "mismatch" };
-    if (row.status === 0 || row.response === null) return { kind: "in_progress" };
-    return { kind: "replay", status: row.status, body: row.response };
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const owner = newOwner();
+      const inserted = await this.db
+        .insertInto("idempotency")
+        .values({
+          scope: ref.scope,
+          key: ref.key,
+          body_hash: bodyHash,
+          status: 0,
+          response: null,
+          created_at: nowIso,
+          owner,
+          lease_until,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false };
+      const row = await this.db
+        .selectFrom("idempotency")
+        .where(at(ref))
+        .select(["body_hash", "status", "response", "owner", "lease_until"])
+        .executeTakeFirst();
+      if (!row) continue; // released or expired between the insert and the read
+      if (row.body_hash !== bodyHash) return { kind: "mismatch" };
+      if (row.status !== 0 && row.response !== null) return { kind: "replay", status: row.status, body: row.response };
+      if (row.lease_until !== null && row.lease_until > nowIso) return { kind: "in_progress" };
+      const taken = await this.db
+        .updateTable("idempotency")
+        .where(at(ref))
+        .set({ owner, lease_until })
+        .where("status", "=", 0)
+        .where((eb) =>
+          eb.and([
+            row.owner === null ? eb("owner", "is", null) : eb("owner", "=", row.owner),
+            eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", nowIso)]),
+          ]),
+        )
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) > 0) return { kind: "owned", owner, takeover: true };
+      // Another request took it over (or it was completed or renewed) meanwhile: look again.
+    }
+    return { kind: "in_progress" };
   }
 
-  /**
-   * What `begin` would find, without claiming anything (no write): lets a caller decide before
-   * authentication is complete whether a request is a replay. Expired entries count as absent.
-   */
-  async peek(scope: string, key: string, bodyHash: string): Promise<Exclude<IdempotencyBegin, { kind: "new" }> | null> {
-    const row = await this.db
-      .selectFrom("idempotency")
-      .select(["body_hash", "status", "response", "created_at"])
-      .where("scope", "=", scope)
-      .where("key", "=", key)
+  async renew(ref: IdempotencyRef, owner: string, leaseMs: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable("idempotency")
+      .where(heldBy(ref, owner))
+      .set({ lease_until: new Date(this.now() + leaseMs).toISOString() })
       .executeTakeFirst();
-    if (!row || row.created_at < new Date(this.now() - TTL_MS).toISOString()) return null;
-    if (row.body_hash !== bodyHash) return { kind: "mismatch" };
-    if (row.status === 0 || row.response === null) return { kind: "in_progress" };
-    return { kind: "replay", status: row.status, body: row.response };
+    return Number(res.numUpdatedRows) > 0;
   }
 
-  async complete(scope: string, key: string, status: number, body: string): Promise<void> {
+  async complete(ref: IdempotencyRef, owner: string, status: number, body: string): Promise<void> {
     await this.db
       .updateTable("idempotency")
-      .set({ status, response: body })
-      .where("scope", "=", scope)
-      .where("key", "=", key)
+      .where(heldBy(ref, owner))
+      .set({ status, response: body, lease_until: null })
       .execute();
   }
 
-  async abandon(scope: string, key: string): Promise<void> {
-    await this.db.deleteFrom("idempotency").where("scope", "=", scope).where("key", "=", key).execute();
+  async release(ref: IdempotencyRef, owner: string): Promise<void> {
+    await this.db.deleteFrom("idempotency").where(heldBy(ref, owner)).execute();
+  }
+
+  async lapse(ref: IdempotencyRef, owner: string): Promise<void> {
+    await this.db
+      .updateTable("idempotency")
+      .where(heldBy(ref, owner))
+      .set({ lease_until: new Date(0).toISOString() })
+      .execute();
   }
 }

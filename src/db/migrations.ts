@@ -74,6 +74,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // A claim's holder and lease (db/idempotency.ts): a cut request no longer locks its key for 24 h.
+  "021_idempotency_lease": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("idempotency").addColumn("owner", "text").execute();
+      await db.schema.alterTable("idempotency").addColumn("lease_until", "text").execute();
+    },
+  },
   // keys: plans, the account key ledger (caps, names, rolls) and per-key usage counts.
   "012_keys_plans_usage": {
     async up(db: Kysely<unknown>) {

@@ -17,6 +17,10 @@ export interface DB {
     status: number;
     response: string | null;
     created_at: string;
+    /** Random id of the request holding the claim (null on rows from before leases). */
+    owner: string | null;
+    /** ISO time the holder's lease ends; null once complete (or on rows from before leases). */
+    lease_until: string | null;
   };
   /** API keys of the embedded key store (features/vibe, adapters/keys/embedded.ts). */
   api_keys: {

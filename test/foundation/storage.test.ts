@@ -1,11 +1,15 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/db/database.js";
-import { hashBody, SqlIdempotencyStore } from "../../src/db/idempotency.js";
+import { SqlIdempotencyStore } from "../../src/db/idempotency.js";
 import { migrate } from "../../src/db/migrations.js";
+import { sha256Hex } from "../../src/lib/hash.js";
+import type { IdempotencyClaim } from "../../src/ports/idempotency.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../helpers/env.js";
 
 const logger = pino({ level: "silent" });
+const LEASE = 30_000;
+const ownerOf = (c: IdempotencyClaim | undefined): string => (c?.kind === "owned" ? c.owner : "not owned");
 
 /** The same migration and query tests, on each dialect. */
 function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup: () => Promise<void> }>) {
@@ -38,18 +42,42 @@ function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup:
     it("idempotency: claims once, replays the stored answer, refuses another body", async () => {
       let clock = Date.parse("2026-01-01T00:00:00Z");
       const store = new SqlIdempotencyStore(database.db, () => clock);
-      const h = hashBody('["a"]');
-      const claims = await Promise.all(Array.from({ length: 10 }, () => store.begin("s", "key-1", h)));
-      expect(claims.filter((c) => c.kind === "new")).toHaveLength(1);
+      const ref = { scope: "s", key: "key-1" };
+      const h = sha256Hex('["a"]');
+      const claims = await Promise.all(Array.from({ length: 10 }, () => store.claim(ref, h, LEASE)));
+      const [owned, ...others] = claims.filter((c) => c.kind === "owned");
+      expect(others).toEqual([]);
       expect(claims.filter((c) => c.kind === "in_progress")).toHaveLength(9);
-      await store.complete("s", "key-1", 200, '{"ok":true}');
-      expect(await store.begin("s", "key-1", h)).toEqual({ kind: "replay", status: 200, body: '{"ok":true}' });
-      expect(await store.begin("s", "key-1", hashBody('["b"]'))).toEqual({ kind: "mismatch" });
-      expect(await store.begin("other-scope", "key-1", h)).toEqual({ kind: "new" });
+      await store.complete(ref, ownerOf(owned), 200, '{"ok":true}');
+      expect(await store.claim(ref, h, LEASE)).toEqual({ kind: "replay", status: 200, body: '{"ok":true}' });
+      expect(await store.claim(ref, sha256Hex('["b"]'), LEASE)).toEqual({ kind: "mismatch" });
+      expect(await store.claim({ scope: "other-scope", key: "key-1" }, h, LEASE)).toMatchObject({ kind: "owned" });
       clock += 25 * 3600 * 1000; // past 24 h: the key is free again
-      expect(await store.begin("s", "key-1", hashBody('["b"]'))).toEqual({ kind: "new" });
-      await store.abandon("s", "key-1");
-      expect(await store.begin("s", "key-1", h)).toEqual({ kind: "new" });
+      const again = await store.claim(ref, sha256Hex('["b"]'), LEASE);
+      expect(again).toMatchObject({ kind: "owned", takeover: false });
+      await store.release(ref, ownerOf(again));
+      expect(await store.claim(ref, h, LEASE)).toMatchObject({ kind: "owned", takeover: false });
+    });
+
+    it("idempotency: a lease runs out unless renewed; one request takes over; the old owner is locked out", async () => {
+      let clock = Date.parse("2026-02-01T00:00:00Z");
+      const store = new SqlIdempotencyStore(database.db, () => clock);
+      const ref = { scope: "s", key: "lease-1" };
+      const first = await store.claim(ref, "h", LEASE);
+      clock += LEASE - 1;
+      expect(await store.renew(ref, ownerOf(first), LEASE)).toBe(true);
+      clock += LEASE - 1;
+      expect(await store.claim(ref, "h", LEASE)).toEqual({ kind: "in_progress" });
+      clock += 2; // the renewed lease has passed: as if its process died
+      const takers = await Promise.all(Array.from({ length: 10 }, () => store.claim(ref, "h", LEASE)));
+      const taken = takers.filter((c) => c.kind === "owned");
+      expect(taken).toEqual([{ kind: "owned", owner: expect.any(String), takeover: true }]);
+      expect(await store.renew(ref, ownerOf(first), LEASE)).toBe(false);
+      await store.complete(ref, ownerOf(first), 200, "stale");
+      await store.release(ref, ownerOf(first));
+      expect(await store.claim(ref, "h", LEASE)).toEqual({ kind: "in_progress" });
+      await store.lapse(ref, ownerOf(taken[0]));
+      expect(await store.claim(ref, "h", LEASE)).toMatchObject({ kind: "owned", takeover: true });
     });
   });
 }

@@ -4,11 +4,10 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
 import { sha256Hex } from "../../lib/hash.js";
-import { once } from "../shared/idempotency.js";
-import { deliverContact } from "./deliver.js";
-import { spendContactLimits } from "./limits.js";
+import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
 import { ContactRequest, ContactSent, IdempotencyHeader } from "./schema.js";
+import { sendContact, sendContactOnce } from "./send.js";
 import { ContactStore } from "./store.js";
 import { contactValidationError } from "./validation.js";
 
@@ -56,29 +55,22 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       const lane = deps.mail;
       if (!lane) throw new ApiError("unavailable", "No mail lane is configured on this server.");
 
-      const input = { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey };
-      const send = async () => {
-        const limitHeaders = await spendContactLimits(deps.limiter, deps.config, c.get("clientIp"));
-        // A client retry (same key and content) after a failed send resends the stored row.
-        const earlier = idemKey ? await store.failedForRetry(idemKey, input) : undefined;
-        const row = (earlier && (await store.claimRetry(earlier))) ?? (await store.create(input));
-        const result = await deliverContact(store, lane, deps.config.CONTACT_TO, row);
-        if (!result.ok) {
-          throw new ApiError(
-            "upstream_error",
-            "The mail server refused the message; it has been stored for the operator to resend.",
-            { details: { id: row.id }, headers: limitHeaders },
-          );
-        }
-        return { body: { id: row.id, status: "sent" as const }, headers: limitHeaders };
-      };
+      const send = { deps, store, lane, input: { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey } };
       if (!idemKey) {
-        const { body: answer, headers } = await send();
-        return c.json(answer, 200, headers);
+        const answer = await sendContact(send);
+        return c.json(answer.body, 200, answer.headers);
       }
-      const bodyHash = sha256Hex(JSON.stringify([body.name, body.email, body.subject ?? null, body.message]));
-      // Only a sent message is stored as the answer; any failure may be retried with the same key.
-      return once(c, deps.idempotency, { scope: SCOPE, key: idemKey, bodyHash }, send) as never;
+      const spec = {
+        scope: SCOPE,
+        key: idemKey,
+        bodyHash: sha256Hex(JSON.stringify([body.name, body.email, body.subject ?? null, body.message])),
+      };
+      const timing = idempotencyTiming(deps.config);
+      const claim = await claimOrWait(deps.idempotency, spec, timing, c.req.raw.signal);
+      if (claim.kind !== "owned") return answerPrior(c, claim) as never;
+      // A mail cannot be unsent: the job runs to its end even when the client goes away.
+      const answer = await holding(deps.idempotency, spec, claim.owner, timing, () => sendContactOnce(send, idemKey));
+      return c.json(answer.body, 200, answer.headers);
     },
     (result, c) => {
       if (result.success) return;

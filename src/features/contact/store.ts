@@ -5,6 +5,13 @@ import type { DB } from "../../db/schema.js";
 export type ContactRow = Selectable<DB["contact_messages"]>;
 export type ContactStatus = "pending" | "sent" | "failed";
 
+/** Whether a stored row holds exactly this message (what an Idempotency-Key retry must repeat). */
+export const sameMessage = (row: ContactRow, input: NewContact): boolean =>
+  row.name === input.name &&
+  row.email === input.email &&
+  row.subject === (input.subject ?? null) &&
+  row.message === input.message;
+
 export interface NewContact {
   name: string;
   email: string;
@@ -52,18 +59,15 @@ export class ContactStore {
     return this.db.selectFrom("contact_messages").selectAll().where("id", "=", id).executeTakeFirst();
   }
 
-  /** The failed message an earlier request with this Idempotency-Key left, if its content is the same. */
-  async failedForRetry(key: string, input: NewContact): Promise<ContactRow | undefined> {
-    let q = this.db
+  /** The newest message stored under this Idempotency-Key since `sinceIso`, whatever its status. */
+  async byIdempotencyKey(key: string, sinceIso: string): Promise<ContactRow | undefined> {
+    return this.db
       .selectFrom("contact_messages")
       .selectAll()
       .where("idempotency_key", "=", key)
-      .where("status", "=", "failed")
-      .where("name", "=", input.name)
-      .where("email", "=", input.email)
-      .where("message", "=", input.message);
-    q = input.subject === undefined ? q.where("subject", "is", null) : q.where("subject", "=", input.subject);
-    return q.orderBy("created_at", "desc").executeTakeFirst();
+      .where("created_at", ">=", sinceIso)
+      .orderBy("created_at", "desc")
+      .executeTakeFirst();
   }
 
   /** Messages not sent yet (pending or failed) with attempts left, oldest change first. */

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
-import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
+import { type AuthenticatedKey, acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
-import { answerPrior, once } from "../shared/idempotency.js";
+import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -34,13 +34,14 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
 
 /**
  * `POST /v1/vibe/classify`. Responses follow the spec's order — auth errors, then body errors,
- * then the job — and the key is verified on every call (spec §4.5), replays included.
+ * then the job — and the key is verified on every call (spec §4.5), replays and conflicts
+ * included, always before the job runs.
  *
- * Charging: verification spends one use only when the job will run, i.e. the body is valid and
- * the `Idempotency-Key` (if any) is not already recorded. Replays, conflicts and invalid bodies
- * are verified with cost 0 (still refused for an unknown, revoked, expired, forbidden or
- * rate-limited key). To know that before verifying, the body is read first and the stored
- * outcome is looked up read-only, under a scope derived from the key's SHA-256.
+ * Charging: one use when the job runs, given back when it fails. With an `Idempotency-Key` the
+ * key is claimed first (scope: SHA-256 of the presented API key, so claiming needs no
+ * verification), atomically: only the request that owns the claim verifies with cost 1.
+ * Concurrent copies wait for its answer and replay it, or get a 409; they, replays, invalid
+ * bodies and takeovers of a claim whose holder died (its use was spent) verify with cost 0.
  */
 export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promise<Response> {
   const token = parseBearer(c.req.header("authorization"));
@@ -51,25 +52,65 @@ export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promis
   const idemKey = c.req.header("idempotency-key");
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
-  const scope = `classify:${sha256Hex(token)}`;
-  const bodyHash = texts ? sha256Hex(JSON.stringify(texts)) : "";
-  const prior = texts && idemKey && idemKeyValid ? await deps.idempotency.peek(scope, idemKey, bodyHash) : null;
-  const runs = texts !== null && idemKeyValid && prior === null;
+  const verify = async (cost: number) => {
+    const permission = deps.config.KEY_PERMISSION;
+    return acceptVerification(await deps.keys.verify(token, permission, { cost }), permission);
+  };
 
-  const permission = deps.config.KEY_PERMISSION;
-  acceptVerification(await deps.keys.verify(token, permission, { cost: runs ? 1 : 0 }), permission);
-
-  if (bodyError) throw bodyError;
-  if (!idemKeyValid) {
+  if (texts === null || !idemKeyValid) {
+    await verify(0);
+    if (bodyError) throw bodyError;
     throw new ApiError("invalid_body", "Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
-  if (texts === null) throw new Error("unreachable: a body without texts has an error");
-  if (prior) return answerPrior(c, prior);
-  if (!idemKey) return c.json(await classify(deps, texts), 200);
+  if (!idemKey) {
+    const key = await verify(1);
+    try {
+      return c.json(await classify(deps, texts), 200);
+    } catch (err) {
+      await refund(deps, key).catch(() => undefined);
+      throw err;
+    }
+  }
 
-  return once(c, deps.idempotency, { scope, key: idemKey, bodyHash }, async () => ({
-    body: await classify(deps, texts),
-  }));
+  const spec = { scope: `classify:${sha256Hex(token)}`, key: idemKey, bodyHash: sha256Hex(JSON.stringify(texts)) };
+  const timing = idempotencyTiming(deps.config);
+  const signal = c.req.raw.signal;
+  const claim = await claimOrWait(deps.idempotency, spec, timing, signal);
+  if (claim.kind !== "owned") {
+    await verify(0);
+    return answerPrior(c, claim);
+  }
+  let key: AuthenticatedKey;
+  try {
+    key = await verify(claim.takeover ? 0 : 1);
+  } catch (err) {
+    // Refused or unverifiable: nothing was spent by this request; leave a takeover's claim as it was.
+    const store = deps.idempotency;
+    await (claim.takeover ? store.lapse(spec, claim.owner) : store.release(spec, claim.owner)).catch(() => undefined);
+    throw err;
+  }
+  const answer = await holding(
+    deps.idempotency,
+    spec,
+    claim.owner,
+    timing,
+    async () => ({ body: await classify(deps, texts) }),
+    {
+      signal,
+      // A takeover keeps the spent use with the claim (its holder may have spent it): a retry takes over free.
+      undo: async () => {
+        if (claim.takeover) return "lapse";
+        await refund(deps, key);
+        return "release";
+      },
+    },
+  );
+  return c.json(answer.body, 200);
+}
+
+/** Gives back the use a failed job spent (keys without a usage limit spent none). */
+async function refund(deps: AppDeps, key: AuthenticatedKey): Promise<void> {
+  if (key.remaining !== null) await deps.keys.credit(key.keyId, 1);
 }
 
 async function classify(deps: AppDeps, texts: string[]): Promise<ClassifyResponseBody> {

@@ -1,0 +1,67 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { IDEMPOTENCY_TTL_MS } from "../../db/idempotency.js";
+import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../http/errors.js";
+import type { MailLane } from "../../ports/mail-lane.js";
+import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH, type OnceAnswer } from "../shared/idempotency.js";
+import { deliverContact } from "./deliver.js";
+import { spendContactLimits } from "./limits.js";
+import { type ContactRow, type ContactStore, type NewContact, sameMessage } from "./store.js";
+
+const MAX_POLL_MS = 200;
+
+export interface ContactSend {
+  deps: AppDeps;
+  store: ContactStore;
+  lane: MailLane;
+  input: NewContact & { clientIp: string };
+}
+
+/**
+ * Spends the limits, then sends `row` (a claimed earlier message) or a new stored one. A refused
+ * send is a 502 naming the stored message, which stays `failed` for a retry or the outbox.
+ */
+export async function sendContact({ deps, store, lane, input }: ContactSend, row?: ContactRow): Promise<OnceAnswer> {
+  const headers = await spendContactLimits(deps.limiter, deps.config, input.clientIp);
+  const sending = row ?? (await store.create(input));
+  const result = await deliverContact(store, lane, deps.config.CONTACT_TO, sending);
+  if (!result.ok) {
+    throw new ApiError(
+      "upstream_error",
+      "The mail server refused the message; it has been stored for the operator to resend.",
+      { details: { id: sending.id }, headers },
+    );
+  }
+  return { body: { id: sending.id, status: "sent" as const }, headers };
+}
+
+/**
+ * One message per Idempotency-Key, whatever the timing. Runs while holding the key's claim, so no
+ * other request races it; the message stored under the key (last 24 h) decides: none → store and
+ * send it; another content → 409; `sent` (by an earlier request or the outbox) → its success,
+ * replayed; `failed`, or `pending` and abandoned (older than CONTACT_PENDING_GRACE_MS) → claimed
+ * with the outbox's compare-and-set and sent again; `pending` otherwise (the outbox is sending it)
+ * → looked at again until IDEMPOTENCY_WAIT_MS, then a 409 with Retry-After.
+ */
+export async function sendContactOnce(send: ContactSend, key: string): Promise<OnceAnswer> {
+  const { deps, store, input } = send;
+  const deadline = Date.now() + deps.config.IDEMPOTENCY_WAIT_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, MAX_POLL_MS)) {
+    const nowMs = deps.now().getTime();
+    const earlier = await store.byIdempotencyKey(key, new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString());
+    if (!earlier) return sendContact(send);
+    if (!sameMessage(earlier, input)) throw new ApiError("conflict", IDEMPOTENCY_MISMATCH);
+    if (earlier.status === "sent") {
+      return { body: { id: earlier.id, status: "sent" as const }, headers: { "Idempotent-Replayed": "true" } };
+    }
+    const abandoned = nowMs - Date.parse(earlier.updated_at) >= deps.config.CONTACT_PENDING_GRACE_MS;
+    if (earlier.status === "failed" || abandoned) {
+      const claimed = await store.claimRetry(earlier);
+      if (claimed) return sendContact(send, claimed);
+      continue; // the outbox (or the CLI) claimed it first: look again
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) throw new ApiError("conflict", IDEMPOTENCY_IN_PROGRESS, { headers: { "Retry-After": "1" } });
+    await sleep(Math.min(delay, left));
+  }
+}
