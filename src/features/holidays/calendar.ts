@@ -1,22 +1,15 @@
 import Holidays, { type HolidaysTypes } from "date-holidays";
 import { LRUCache } from "lru-cache";
 import { DateTime } from "luxon";
+import { HOLIDAY_OVERRIDES, type HolidayOverride } from "./overrides.js";
 
 export type HolidayType = HolidaysTypes.HolidayType;
 
 /**
- * One-off holidays proclaimed after the date-holidays data was published, by country and
- * region (`*`: every region). Each one names its source.
+ * What makes a date a day off in working-day arithmetic: `day_off` (the holidays marked so) or
+ * holiday types, whole or part day (`public`, `bank`…).
  */
-const ONE_OFF: readonly { country: string; region: string; date: string; name: string; source: string }[] = [
-  {
-    country: "GB",
-    region: "SCT",
-    date: "2026-06-15",
-    name: "Additional bank holiday (FIFA World Cup)",
-    source: "Scottish Government, proclaimed by the King under the Banking and Financial Dealings Act 1971",
-  },
-];
+export type DayOffRule = "day_off" | HolidayType;
 
 /**
  * Region names people use that are not ISO 3166-2 codes or the data's own names: gov.uk's
@@ -47,8 +40,22 @@ export interface Holiday {
   substitute: boolean;
   /** Local time the holiday starts when it is only part of a day (e.g. "14:00"), else null. */
   starts_at: string | null;
-  /** A full-day public holiday: closed by law, not a working day. Bank-only and half days are not. */
+  /**
+   * A day off for most employees: a full-day public holiday, unless its source says most work
+   * (e.g. the Netherlands' Good Friday). Bank-only and part days are not.
+   */
   day_off: boolean;
+  /** Why the day is typed or counted as it is, where that is not obvious; else null. */
+  note: string | null;
+  /** The statute or official source for an entry Almanac corrects or adds; else null. */
+  source: string | null;
+}
+
+/** What an override adds to date-holidays' answer (custom attributes travel with the rule). */
+interface OverrideAttributes {
+  note?: string;
+  source?: string;
+  dayOff?: HolidayOverride["dayOff"];
 }
 
 export type PlaceLookup =
@@ -67,7 +74,7 @@ function weekendOf(country: string): number[] {
 /** Public holidays and working days of one country (and optionally one region of it). */
 export class Calendar {
   private readonly years = new LRUCache<number, Holiday[]>({ max: 16 });
-  private readonly offDays = new LRUCache<number, Set<string>>({ max: 16 });
+  private readonly offDays = new LRUCache<string, Set<string>>({ max: 64 });
   readonly weekend: number[];
 
   /**
@@ -95,7 +102,7 @@ export class Calendar {
   private build(year: number): Holiday[] {
     const english = this.english.getHolidays(year);
     const local = this.local.getHolidays(year);
-    return english.map((h, i) => {
+    return english.map((h: HolidaysTypes.Holiday & OverrideAttributes, i) => {
       const date = h.date.slice(0, 10);
       const fullDays = Math.round((h.end.getTime() - h.start.getTime()) / 86_400_000);
       const startsAt = h.date.slice(11, 16);
@@ -108,7 +115,9 @@ export class Calendar {
         type: h.type,
         substitute: h.substitute === true,
         starts_at: startsAt === "00:00" ? null : startsAt,
-        day_off: h.type === "public" && startsAt === "00:00" && fullDays >= 1,
+        day_off: h.type === "public" && startsAt === "00:00" && fullDays >= 1 && dayOffIn(year, h.dayOff),
+        note: h.note ?? null,
+        source: h.source ?? null,
       };
     });
   }
@@ -123,38 +132,56 @@ export class Calendar {
     return this.weekend.includes(isoWeekday(date));
   }
 
-  isWorkingDay(date: string): boolean {
-    return !this.isWeekend(date) && !this.daysOff(Number(date.slice(0, 4))).has(date);
+  isWorkingDay(date: string, count: readonly DayOffRule[] = ["day_off"]): boolean {
+    return !this.isWeekend(date) && !this.daysOff(Number(date.slice(0, 4)), count).has(date);
   }
 
   /** Moves `n` working days from `date` (negative: backwards); `n = 0` returns `date`. */
-  addWorkingDays(date: string, n: number): string {
+  addWorkingDays(date: string, n: number, count: readonly DayOffRule[] = ["day_off"]): string {
     let ms = Date.parse(`${date}T00:00:00Z`);
     const step = n < 0 ? -86_400_000 : 86_400_000;
     for (let left = Math.abs(n); left > 0; ) {
       ms += step;
-      if (this.isWorkingDay(new Date(ms).toISOString().slice(0, 10))) left--;
+      if (this.isWorkingDay(new Date(ms).toISOString().slice(0, 10), count)) left--;
     }
     return new Date(ms).toISOString().slice(0, 10);
   }
 
-  /** Every date of `year` (and spill-over from multi-day holidays) on which offices close. */
-  private daysOff(year: number): Set<string> {
-    let days = this.offDays.get(year);
+  /** Every date of `year` (and spill-over from multi-day holidays) that `count` makes a day off. */
+  private daysOff(year: number, count: readonly DayOffRule[]): Set<string> {
+    const key = `${year}:${[...count].sort().join(",")}`;
+    let days = this.offDays.get(key);
     if (!days) {
       days = new Set();
       // The previous year's list too: a holiday may run into this one (e.g. 31 Dec to 2 Jan).
       for (const h of [...this.holidays(year - 1), ...this.holidays(year)]) {
-        if (!h.day_off) continue;
+        if (!((h.day_off && count.includes("day_off")) || count.includes(h.type))) continue;
         const last = Date.parse(`${h.end_date}T00:00:00Z`);
         for (let ms = Date.parse(`${h.date}T00:00:00Z`); ms <= last; ms += 86_400_000) {
           const d = new Date(ms).toISOString().slice(0, 10);
           if (d.startsWith(String(year))) days.add(d);
         }
       }
-      this.offDays.set(year, days);
+      this.offDays.set(key, days);
     }
     return days;
+  }
+}
+
+function dayOffIn(year: number, rule: HolidayOverride["dayOff"]): boolean {
+  return typeof rule === "number" ? year % rule === 0 : rule !== false;
+}
+
+/** Applies the overrides for one calendar ("" region: the national set). */
+function applyOverrides(holidays: Holidays[], country: string, region: string): void {
+  for (const o of HOLIDAY_OVERRIDES) {
+    if (o.country !== country || o.region !== region) continue;
+    const attributes: OverrideAttributes = { note: o.note, source: o.source, dayOff: o.dayOff };
+    for (const hd of holidays) {
+      // `false` unsets a rule (date-holidays' documented API; its types only admit options).
+      if (o.replaces) hd.setHoliday(o.replaces, false as never);
+      hd.setHoliday(o.rule, { name: o.name, type: o.type, substitute: /\bif\b/.test(o.rule), ...attributes });
+    }
   }
 }
 
@@ -192,10 +219,7 @@ export class HolidayCalendars {
         region ? new Holidays(country, region.code, opts) : new Holidays(country, opts);
       const local = make({});
       const english = make({ languages: ["en"] });
-      for (const h of ONE_OFF) {
-        if (h.country !== country || (h.region !== "*" && h.region !== region?.code)) continue;
-        for (const hd of [english, local]) hd.setHoliday(h.date, { name: { en: h.name }, type: "public" });
-      }
+      applyOverrides([english, local], country, region?.code ?? "");
       calendar = new Calendar(english, local, local.getTimezones()[0] ?? "UTC", country);
       this.calendars.set(key, calendar);
     }

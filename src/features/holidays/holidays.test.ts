@@ -48,6 +48,8 @@ describe("GET /v1/holidays", () => {
       substitute: false,
       starts_at: null,
       day_off: true,
+      note: null,
+      source: null,
     });
   });
 
@@ -229,8 +231,126 @@ it("both routes are documented in /v1/openapi.json with parameters and examples"
   const list = await documentedGet(t.app, "/v1/holidays");
   const days = await documentedGet(t.app, "/v1/holidays/working-days");
   expect(list.parameters.map((p) => p.name).sort()).toEqual(["country", "region", "types", "year"]);
-  expect(days.parameters.map((p) => p.name).sort()).toEqual(["add", "country", "date", "region"]);
+  expect(days.parameters.map((p) => p.name).sort()).toEqual(["add", "count", "country", "date", "region"]);
   expect(exampleOf<Body>(list, 200).holidays.length).toBeGreaterThan(0);
   expect(exampleOf<Body>(days, 200).is_working_day).toBe(false);
   expect(Object.keys(examplesOf(list, 404))).toEqual(["country", "region"]);
+});
+
+// Canada Labour Code (R.S.C. 1985, c. L-2) s. 166: the federal general holidays; s. 193(2): when New
+// Year's Day, Canada Day, Remembrance Day, Christmas Day or Boxing Day falls on a non-working Saturday
+// or Sunday, a holiday with pay on the working day before or after (federal practice: the Monday,
+// and the Tuesday for the second). Holidays Act s. 2: a Sunday 1 July is kept on Monday 2 July.
+describe("Canada: the national set is the federal one (Canada Labour Code)", () => {
+  it("lists the ten general holidays of s. 166, each with its source", async () => {
+    const { body } = await get("/v1/holidays?country=CA&year=2027");
+    const byName = Object.fromEntries(body.holidays.filter((h) => !h.substitute).map((h) => [h.name, h.date]));
+    expect(byName).toEqual({
+      "New Year's Day": "2027-01-01",
+      "Good Friday": "2027-03-26",
+      "Victoria Day": "2027-05-24",
+      "Canada Day": "2027-07-01",
+      "Labour Day": "2027-09-06",
+      "National Day for Truth and Reconciliation": "2027-09-30",
+      Thanksgiving: "2027-10-11",
+      "Remembrance Day": "2027-11-11",
+      "Christmas Day": "2027-12-25",
+      "Boxing Day": "2027-12-26",
+    });
+    for (const h of body.holidays) expect(h.source).toMatch(/Canada Labour Code/);
+  });
+
+  it("Christmas 2027 on a Saturday and Boxing Day on a Sunday are observed Monday 27 and Tuesday 28 December", async () => {
+    const { body } = await get("/v1/holidays?country=CA&year=2027");
+    const observed = body.holidays.filter((h) => h.substitute).map((h) => [h.date, h.day_off]);
+    expect(observed).toEqual([
+      ["2027-12-27", true],
+      ["2027-12-28", true],
+    ]);
+    const after = await get("/v1/holidays/working-days?country=CA&date=2027-12-24&add=1");
+    expect(after.body.result).toBe("2027-12-29");
+  });
+
+  it("Canada Day on Sunday 1 July 2029 is kept on Monday 2 July; Remembrance Day 2028 (Saturday) on Monday 13 November", async () => {
+    expect((await get("/v1/holidays/working-days?country=CA&date=2029-07-02")).body.is_working_day).toBe(false);
+    expect((await get("/v1/holidays/working-days?country=CA&date=2028-11-13")).body.is_working_day).toBe(false);
+  });
+
+  it("a province keeps its own statute: Ontario has no Remembrance Day, and Easter Monday is not an ESA holiday", async () => {
+    const { body } = await get("/v1/holidays?country=CA&region=ON&year=2027");
+    const names = body.holidays.map((h) => h.name);
+    expect(names).toContain("Family Day");
+    expect(names).not.toContain("Remembrance Day");
+    expect(names).not.toContain("Easter Monday");
+    const easter = await get("/v1/holidays/working-days?country=CA&region=ON&date=2027-03-29");
+    expect(easter.body.is_working_day).toBe(true);
+    expect(easter.body.holidays[0]).toMatchObject({ type: "optional", day_off: false });
+    expect(easter.body.holidays[0]?.source).toMatch(/Employment Standards Act/);
+  });
+});
+
+// Rijksoverheid: Good Friday and Liberation Day are official holidays; no law makes any holiday a
+// day off; most employers do not give Good Friday off; many cao's give 5 May off every fifth year.
+describe("Netherlands: Good Friday and Liberation Day", () => {
+  it("Good Friday is an official (public) holiday that is not a day off for most, with a note and a source", async () => {
+    const { body } = await get("/v1/holidays?country=NL&year=2026");
+    const goodFriday = body.holidays.find((h) => h.date === "2026-04-03");
+    expect(goodFriday).toMatchObject({
+      name: "Good Friday",
+      local_name: "Goede Vrijdag",
+      type: "public",
+      day_off: false,
+    });
+    expect(goodFriday?.note).toMatch(/cao/);
+    expect(goodFriday?.source).toMatch(/Rijksoverheid/);
+    expect((await get("/v1/holidays/working-days?country=NL&date=2026-04-03")).body.is_working_day).toBe(true);
+    expect((await get("/v1/holidays/working-days?country=NL&date=2026-04-03&count=public")).body.is_working_day).toBe(
+      false,
+    );
+  });
+
+  it("Liberation Day is a public holiday, a day off in lustrum years (2025, 2030) and not in between", async () => {
+    for (const [year, off] of [
+      [2025, true],
+      [2026, false],
+      [2030, true],
+    ] as const) {
+      const { body } = await get(`/v1/holidays?country=NL&year=${year}`);
+      const day = body.holidays.find((h) => h.date === `${year}-05-05`);
+      expect(day).toMatchObject({ name: "Liberation Day", type: "public", day_off: off });
+      expect(day?.source).toMatch(/Rijksoverheid/);
+    }
+  });
+});
+
+describe("working days: the caller chooses what counts as a day off", () => {
+  it.each([
+    ["AU&region=NSW", "2026-08-03", "New South Wales' Bank Holiday"],
+    ["JP", "2026-01-02", "Japan's 2 January bank holiday"],
+    ["DE", "2026-12-24", "Germany's Christmas Eve (from 14:00)"],
+    ["IE", "2026-04-03", "Ireland's Good Friday (banks close)"],
+  ])("%s %s (%s): a working day by default, a day off with count=public,bank", async (place, date) => {
+    const plain = await get(`/v1/holidays/working-days?country=${place}&date=${date}`);
+    expect(plain.body).toMatchObject({ is_working_day: true, count: ["day_off"] });
+    expect(plain.body.holidays[0]?.type).toBe("bank");
+    const banks = await get(`/v1/holidays/working-days?country=${place}&date=${date}&count=public,bank`);
+    expect(banks.body).toMatchObject({ is_working_day: false, count: ["public", "bank"] });
+  });
+
+  it("add steps over what count names: NSW, Friday 31 July 2026 + 1", async () => {
+    const plain = await get("/v1/holidays/working-days?country=AU&region=NSW&date=2026-07-31&add=1");
+    expect(plain.body.result).toBe("2026-08-03");
+    const banks = await get("/v1/holidays/working-days?country=AU&region=NSW&date=2026-07-31&add=1&count=public,bank");
+    expect(banks.body.result).toBe("2026-08-04");
+  });
+
+  it("rejects an unknown word in count", async () => {
+    const res = await t.app.request("/v1/holidays/working-days?country=GB&count=public,holy");
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).error).toMatchObject({
+      code: "invalid_body",
+      message:
+        'query parameter "count" is invalid: must be a comma-separated list of day_off, public, bank, optional, school, observance',
+    });
+  });
 });

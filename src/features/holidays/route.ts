@@ -19,6 +19,8 @@ const christmas = {
   substitute: false,
   starts_at: null,
   day_off: true,
+  note: null,
+  source: null,
 };
 
 const notFound = errorResponse("Unknown country, or a region the country does not have.", {
@@ -33,7 +35,10 @@ const listRoute = createRoute({
   summary: "Public holidays of a country (and region) in a year",
   description:
     "Offline data from date-holidays (about 200 countries and their regions). Names in English where " +
-    "available, with the local name. `day_off` marks full-day public holidays; bank-only and part-day holidays are listed with `types=bank` and are working days.",
+    "available, with the local name. `day_off` marks the days most employees have off (full-day public " +
+    "holidays, less official ones most people work); bank-only and part-day holidays are listed with " +
+    "`types=bank`. `note` and `source` explain entries Almanac corrects or adds (Canada's federal set, the " +
+    "Netherlands' Good Friday and Liberation Day…).",
   request: { query: HolidaysQuery },
   responses: {
     200: {
@@ -79,8 +84,11 @@ const workingDaysRoute = createRoute({
   tags: ["Lookups"],
   summary: "Is a date a working day, and what date is N working days later",
   description:
-    "A working day is neither a weekend day of the country (CLDR week data) nor a full public or bank " +
-    "holiday. `add` counts working days from `date` (excluded), forwards or, when negative, backwards.",
+    "A working day is neither a weekend day of the country (CLDR week data) nor a day off. By default a day " +
+    "off is a holiday marked `day_off` (a full-day public holiday most employees have off); bank holidays, " +
+    "part days and official holidays most people work are working days. `count` changes that: " +
+    "`count=public,bank` also stops at New South Wales' Bank Holiday and Germany's 24 December. `add` counts " +
+    "working days from `date` (excluded), forwards or, when negative, backwards.",
   request: { query: WorkingDaysQuery },
   responses: {
     200: {
@@ -101,6 +109,7 @@ const workingDaysRoute = createRoute({
             is_working_day: false,
             holidays: [christmas],
             add: 3,
+            count: ["day_off"],
             result: "2024-12-31",
           },
         },
@@ -109,6 +118,11 @@ const workingDaysRoute = createRoute({
     400: errorResponse("A query parameter is missing or invalid; the message names it.", {
       date: { code: "invalid_body", message: 'query parameter "date" is invalid: must be a date YYYY-MM-DD' },
       add: { code: "invalid_body", message: 'query parameter "add" is invalid: must be a whole number' },
+      count: {
+        code: "invalid_body",
+        message:
+          'query parameter "count" is invalid: must be a comma-separated list of day_off, public, bank, optional, school, observance',
+      },
     }),
     404: notFound,
     ...demoTierErrorResponses,
@@ -140,15 +154,17 @@ export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: AppDeps): void 
     const query = c.req.valid("query");
     const { place, calendar } = await find(query.country, query.region);
     const date = query.date ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).toISODate() ?? "";
+    const count = query.count ?? ["day_off"];
     return taggedJson(c, {
       ...place,
       date,
       weekday: DateTime.fromISO(date).setLocale("en").weekdayLong?.toLowerCase() ?? "",
       is_weekend: calendar.isWeekend(date),
-      is_working_day: calendar.isWorkingDay(date),
+      is_working_day: calendar.isWorkingDay(date, count),
       holidays: calendar.holidaysOn(date),
       add: query.add ?? null,
-      result: query.add === undefined ? null : calendar.addWorkingDays(date, query.add),
+      count,
+      result: query.add === undefined ? null : calendar.addWorkingDays(date, query.add, count),
     });
   });
 }

@@ -26,13 +26,19 @@ const region = z
       "`england-and-wales` (= `ENG`).",
   });
 
-const types = z
-  .string()
-  .transform((s) => s.split(",").map((t) => t.trim().toLowerCase()))
-  .refine((list) => list.every((t) => (HOLIDAY_TYPES as readonly string[]).includes(t)), {
-    message: `must be a comma-separated list of ${HOLIDAY_TYPES.join(", ")}`,
-  })
-  .transform((list) => list as HolidayTypeName[])
+/** A comma-separated list of `allowed` words, any case. */
+const listOf = <T extends string>(allowed: readonly T[]) =>
+  z
+    .string()
+    .transform((s) => s.split(",").map((t) => t.trim().toLowerCase()))
+    .refine((list) => list.every((t) => (allowed as readonly string[]).includes(t)), {
+      message: `must be a comma-separated list of ${allowed.join(", ")}`,
+    })
+    .transform((list) => list as T[]);
+
+export const DAY_OFF_RULES = ["day_off", ...HOLIDAY_TYPES] as const;
+
+const types = listOf(HOLIDAY_TYPES)
   .optional()
   .openapi({
     ...q("types"),
@@ -66,6 +72,17 @@ export const WorkingDaysQuery = z.object({
   add: intParam(-1000, 1000)
     .optional()
     .openapi({ ...q("add"), example: "3", description: "Working days to add (negative: subtract), −1000 to 1000." }),
+  count: listOf(DAY_OFF_RULES)
+    .optional()
+    .openapi({
+      ...q("count"),
+      example: "public,bank",
+      description:
+        "What makes a weekday a day off (default `day_off`): `day_off`, the holidays marked `day_off` (full-day " +
+        "public holidays most employees have off); or holiday types, whole or part day — `public` (every public " +
+        "holiday, also those most people work, such as the Netherlands' Good Friday), `bank` (New South Wales' " +
+        "Bank Holiday, Germany's 24 December), `optional`, `school`, `observance`. Combine with commas.",
+    }),
 });
 
 const PlaceSchema = {
@@ -92,9 +109,19 @@ export const HolidaySchema = z
       example: null,
       description: "Local time a part-day holiday starts (e.g. `14:00` on Germany's Christmas Eve); null: all day.",
     }),
-    day_off: z
-      .boolean()
-      .openapi({ description: "A full-day public holiday: not a working day. False for bank-only and part days." }),
+    day_off: z.boolean().openapi({
+      description:
+        "A day off for most employees: a full-day public holiday, unless its source says most people work (the " +
+        "Netherlands' Good Friday; Liberation Day outside every fifth year). False for bank-only and part days.",
+    }),
+    note: z.string().nullable().openapi({
+      example: null,
+      description: "Why the day is typed or counted as it is, where that is not obvious.",
+    }),
+    source: z.string().nullable().openapi({
+      example: null,
+      description: "The statute or official source for an entry Almanac corrects or adds; null: date-holidays' data.",
+    }),
   })
   .openapi("Holiday");
 
@@ -116,6 +143,10 @@ export const WorkingDaysResponse = z
     is_working_day: z.boolean(),
     holidays: z.array(HolidaySchema).openapi({ description: "Holidays of any type on `date`." }),
     add: z.number().int().nullable(),
+    count: z.array(z.enum(DAY_OFF_RULES)).openapi({
+      example: ["day_off"],
+      description: "What counted as a day off (the `count` parameter, default `day_off`).",
+    }),
     result: z.string().nullable().openapi({
       example: "2024-12-30",
       description: "`date` moved by `add` working days (`add=0`: `date` itself); null without `add`.",
