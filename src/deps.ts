@@ -16,7 +16,7 @@ import { type Database, openDatabase } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
 import { AccountKeys } from "./features/keys/account-keys.js";
-import { CountingKeyStore } from "./features/keys/counting-store.js";
+import { accountKeyStore } from "./features/keys/pooled-store.js";
 import { UsageCounter } from "./features/keys/usage.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import type { Cache } from "./ports/cache.js";
@@ -80,7 +80,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   const usage = new UsageCounter(database.db, {
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
   });
-  const keys = new CountingKeyStore(createKeyStore(config, database, limiter), usage);
+  const keys = accountKeyStore(createKeyStore(config, database, limiter), database.db, limiter, usage);
   return {
     config,
     logger,

@@ -7,6 +7,7 @@ import type { Config } from "../config.js";
 import { type Database, openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { AccountKeys } from "../features/keys/account-keys.js";
+import { CLEAR_WORDS, parseRatelimit, parseUses } from "../features/keys/key-fields.js";
 import { isPlanName, PLAN_NAMES } from "../features/keys/plans.js";
 import { UsageCounter } from "../features/keys/usage.js";
 import type { KeyStore } from "../ports/key-store.js";
@@ -20,11 +21,25 @@ const positiveInt = (what: string) => (value: string) => {
 };
 
 function ratelimit(value: string): { limit: number; durationSec: number } {
-  const m = /^(\d+)\/(\d+)$/.exec(value);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
-    throw new InvalidArgumentError("expected N/SECONDS, e.g. 100/60 for 100 calls per minute.");
-  }
-  return { limit: Number(m[1]), durationSec: Number(m[2]) };
+  const rl = parseRatelimit(value);
+  if (!rl) throw new InvalidArgumentError("expected N/SECONDS, e.g. 100/60 for 100 calls per minute.");
+  return rl;
+}
+
+/**
+ * Options of `keys update` that may clear a setting (`none`, `unlimited`, `never`). Boxed, as
+ * commander turns a parser's null into an empty string.
+ */
+type Cleared<T> = { to: T | null };
+const orClear =
+  <T>(parse: (value: string) => T) =>
+  (value: string): Cleared<T> => ({ to: CLEAR_WORDS.has(value) ? null : parse(value) });
+
+/** `--remaining`: a whole number, or `unlimited`. */
+function uses(value: string): number {
+  const n = parseUses(value);
+  if (n === undefined) throw new InvalidArgumentError("expected a whole number, or unlimited.");
+  return n;
 }
 
 function isoDate(value: string): string {
@@ -109,20 +124,27 @@ export function registerPlansCommands(program: Command, loadConfig: () => Config
 export function registerKeysCommands(program: Command, loadConfig: () => Config): void {
   const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");
 
-  async function withStore(fn: (store: KeyStore, database: Database, config: Config) => Promise<void>) {
+  /** The key store, and the account-page rules over it (keys of accounts: pairs, plans). */
+  async function withStore(
+    fn: (store: KeyStore, database: Database, config: Config, accountKeys: AccountKeys) => Promise<void>,
+  ) {
     const config = loadConfig();
     const database = openDatabase({
       dataDir: config.DATA_DIR,
       databaseUrl: config.DATABASE_URL,
       logger: createLogger("warn"),
     });
+    const usage = new UsageCounter(database.db);
     try {
-      if (!config.UNKEY_ROOT_KEY) await migrate(database.db);
-      await fn(createKeyStore(config, database, new MemoryRateLimiter()), database, config);
+      // The ledger of account keys lives in the database with either key store.
+      await migrate(database.db);
+      const store = createKeyStore(config, database, new MemoryRateLimiter());
+      await fn(store, database, config, new AccountKeys(store, database.db, usage));
     } catch (err) {
       process.stderr.write(`almanac: ${(err as Error).message}\n`);
       process.exitCode = 1;
     } finally {
+      await usage.close().catch(() => undefined);
       await database.close();
     }
   }
@@ -165,17 +187,21 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
     .option("--owner <id-or-email>", "only this account's keys")
     .action((opts: { owner?: string }) =>
       withStore(async (store, database) => {
-        print(await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner)));
+        const keys = await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner));
+        // Old → new: each key says which key it replaced in a roll, and which key replaced it.
+        print(keys.map((k) => ({ ...k, replacedBy: keys.find((x) => x.replaces === k.id)?.id ?? null })));
       }),
     );
 
   keys
     .command("revoke <id>")
-    .description("revoke a key: it is refused from the next call on")
-    .action((id: string) =>
-      withStore(async (store) => {
-        if (!(await store.revoke(id))) throw new CliError(`no key ${id}`);
-        print({ id, revoked: true });
+    .description("revoke a key, and the other key of its roll (old → new) while that one works")
+    .option("--only", "revoke only this key, not the other key of its roll")
+    .action((id: string, opts: { only?: boolean }) =>
+      withStore(async (_store, _db, _config, ak) => {
+        const ids = await ak.revoke(undefined, id, { only: opts.only === true });
+        if (!ids) throw new CliError(`no key ${id}`);
+        print({ id, revoked: true, ...(ids.length > 1 && { alsoRevoked: ids.slice(1) }) });
       }),
     );
 
@@ -188,11 +214,48 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
       positiveInt("--grace"),
     )
     .action((id: string, opts: { grace?: number }) =>
-      withStore(async (store) => {
-        const created = await store.roll(id, undefined, { graceSec: opts.grace ?? 0 });
-        if (!created) throw new CliError(`no active key ${id}`);
+      withStore(async (_store, _db, _config, ak) => {
+        const created = await ak.roll(undefined, id, opts.grace ?? 0);
+        if (!created) throw new CliError(`no active key ${id} (or it was rolled already)`);
         const { key, ...info } = created;
         print({ key, ...info, replaces: id });
       }),
+    );
+
+  keys
+    .command("update <id>")
+    .description("change a key; an account's key stays within its plan (shared uses and rate limit apply too)")
+    .option("--name <name>", "new name")
+    .option("--expires <iso|never>", "new expiry, ISO 8601, or never", orClear(isoDate))
+    .option("--remaining <n|unlimited>", "uses of the key's own", orClear(uses))
+    .option("--ratelimit <n/seconds|none>", "at most N calls per SECONDS for this key", orClear(ratelimit))
+    .option("--permission <permission>", "the key's permissions (repeatable; replaces them all)", collect)
+    .option("--no-permissions", "remove every permission (a lookups-only key)")
+    .action(
+      (
+        id: string,
+        opts: {
+          name?: string;
+          expires?: Cleared<string>;
+          remaining?: Cleared<number>;
+          ratelimit?: Cleared<{ limit: number; durationSec: number }>;
+          permission?: string[];
+          permissions?: boolean;
+        },
+      ) =>
+        withStore(async (_store, _db, _config, ak) => {
+          const patch = {
+            ...(opts.name !== undefined && { name: opts.name }),
+            ...(opts.expires && { expiresAt: opts.expires.to }),
+            ...(opts.remaining && { remaining: opts.remaining.to }),
+            ...(opts.ratelimit && { ratelimit: opts.ratelimit.to }),
+            ...(opts.permission !== undefined && { permissions: opts.permission }),
+            ...(opts.permissions === false && { permissions: [] }),
+          };
+          if (Object.keys(patch).length === 0) throw new CliError("nothing to change: give at least one option.");
+          const updated = await ak.update(undefined, id, patch);
+          if (!updated) throw new CliError(`no key ${id}`);
+          print(updated);
+        }),
     );
 }

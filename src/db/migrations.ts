@@ -131,6 +131,25 @@ const migrations: Record<string, Migration> = {
         where owner_id is not null`.execute(db);
     },
   },
+  // keys: rolls share one quota (api_keys.quota_of), link old → new, and run once per key; the
+  // account's quota and rate limit are the account's (account_quotas), not each key's.
+  "019_keys_account_quota": {
+    async up(db: Kysely<unknown>) {
+      for (const column of ["replaces", "quota_of", "rolled_at"]) {
+        await db.schema.alterTable("api_keys").addColumn(column, "text").execute();
+      }
+      await db.schema.alterTable("key_ledger").addColumn("revoked_reason", "text").execute();
+      await db.schema
+        .createTable("account_quotas")
+        .addColumn("owner_id", "text", (c) => c.primaryKey())
+        .addColumn("remaining", "integer")
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      // Account-page keys drew on limits of their own; from now on they draw on their account's.
+      await sql`update api_keys set remaining = null, ratelimit_limit = null, ratelimit_duration_sec = null
+        where id in (select key_id from key_ledger where key_id is not null)`.execute(db);
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -42,6 +42,12 @@ export interface DB {
     revoked_at: string | null;
     last_used_at: string | null;
     created_at: string;
+    /** The key this one replaced in a roll (old → new). */
+    replaces: string | null;
+    /** The key whose uses and rate limit this one spends (the first key of its rolls); null = its own. */
+    quota_of: string | null;
+    /** When this key was rolled (a key rolls once). */
+    rolled_at: string | null;
   };
   /** Contact desk messages (features/contact): stored before the send, then marked. */
   contact_messages: {
@@ -90,6 +96,14 @@ export interface DB {
     expires_at: string | null;
     revoked_at: string | null;
     rolled_at: string | null;
+    /** Why the account page revoked it: `plan` (over a lower plan's cap after a downgrade), or null. */
+    revoked_reason: string | null;
+  };
+  /** Uses left per account (all its account-page keys together); null = unlimited. */
+  account_quotas: {
+    owner_id: string;
+    remaining: number | null;
+    updated_at: string;
   };
   /** Charged calls per key per UTC hour (`2026-11-22T23`); rows older than 31 days are pruned. */
   key_usage: {

@@ -48,6 +48,8 @@ export interface KeyInfo {
   remaining: number | null;
   ratelimit: { limit: number; durationSec: number } | null;
   status: "active" | "revoked" | "expired" | "exhausted";
+  /** The key this one replaced in a roll (old → new); null when it was created. */
+  replaces: string | null;
 }
 
 export interface CreateKeyInput {
@@ -77,10 +79,19 @@ export interface RollOptions {
   graceSec?: number;
 }
 
-export interface KeyLimits {
-  /** Uses left; null = unlimited. */
-  remaining: number | null;
-  ratelimit: { limit: number; durationSec: number } | null;
+/**
+ * A change to a key after its creation: only the fields given change. The key and its pair from a
+ * roll share remaining uses and rate limit, so setting them on either sets them for both.
+ */
+export interface KeyUpdate {
+  name?: string;
+  /** null: never expires. */
+  expiresAt?: string | null;
+  permissions?: string[];
+  /** null: unlimited. */
+  remaining?: number | null;
+  /** null: no rate limit of its own. */
+  ratelimit?: { limit: number; durationSec: number } | null;
 }
 
 export interface KeyStore {
@@ -93,11 +104,13 @@ export interface KeyStore {
   revoke(id: string, ownerId?: string | null): Promise<boolean>;
   /**
    * Issues a replacement with the same settings in one step; the old key is revoked at once, or
-   * with `graceSec` expires that many seconds later.
+   * with `graceSec` expires that many seconds later. The replacement keeps the old key's own
+   * expiry, and the two share one count of remaining uses and one rate limit. A key rolls once:
+   * null when it was rolled, revoked or expired already, or is not this owner's.
    */
   roll(id: string, ownerId?: string | null, opts?: RollOptions): Promise<CreatedKey | null>;
-  /** Sets a key's remaining uses and rate limit (a plan change); false when there is no such key. */
-  updateLimits(id: string, limits: KeyLimits): Promise<boolean>;
+  /** Changes a key; with `ownerId`, only that owner's key. Null when there is no such key. */
+  update(id: string, patch: KeyUpdate, ownerId?: string | null): Promise<KeyInfo | null>;
   /**
    * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
    * without a usage limit; false when there is no such key. Throws when the store cannot answer.

@@ -43,7 +43,7 @@ function fakeKeys(): KeyStore & { calls: string[] } {
     list: unused,
     revoke: unused,
     roll: unused,
-    updateLimits: unused,
+    update: unused,
     credit: unused,
   };
 }

@@ -35,7 +35,7 @@ const err = (status: number, title: string, detail: string): Answer => ({
 /**
  * Unkey's v2 API as a real HTTP server: keys.verifyKey, keys.createKey, keys.getKey,
  * keys.updateKey, keys.updateCredits, keys.rerollKey, keys.deleteKey and apis.listKeys, following the published
- * request and response JSON (every verification outcome is HTTP 200 with data.valid/data.code;
+ * request and response JSON (keys.updateKey validated as V2KeysUpdateKeyRequestBody; every verification outcome is HTTP 200 with data.valid/data.code;
  * ratelimits[].reset is a Unix time in ms). `forceCode` answers every verification with one code.
  */
 export class FakeUnkey extends PostFake {
@@ -69,18 +69,7 @@ export class FakeUnkey extends PostFake {
       case "/v2/keys.getKey":
         return this.withKey(body, (k) => ok(this.view(k)));
       case "/v2/keys.updateKey":
-        return this.withKey(body, (k) => {
-          if (typeof body.enabled === "boolean") k.enabled = body.enabled;
-          if (body.meta !== undefined) k.meta = (body.meta ?? undefined) as Record<string, unknown> | undefined;
-          const credits = body.credits as { remaining?: number | null } | null | undefined;
-          if (credits !== undefined) k.credits = credits?.remaining ?? null;
-          const rls = body.ratelimits as { name: string; limit: number; duration: number }[] | undefined;
-          if (rls !== undefined) {
-            const rl = rls[0];
-            k.ratelimit = rl && { name: rl.name, limit: rl.limit, duration: rl.duration, windowStart: 0, used: 0 };
-          }
-          return ok({});
-        });
+        return this.withKey(body, (k) => this.update(k, body));
       case "/v2/keys.updateCredits":
         return this.withKey(body, (k) => this.updateCredits(k, body));
       case "/v2/keys.deleteKey":
@@ -172,6 +161,27 @@ export class FakeUnkey extends PostFake {
     return ok({ remaining: k.credits });
   }
 
+  /**
+   * `keys.updateKey` as V2KeysUpdateKeyRequestBody says: only the fields present change, `null`
+   * clears (name, meta, expiry; credits null = unlimited; ratelimits null = none), permissions are
+   * replaced; any other property, or a field of the wrong shape, is 400.
+   */
+  private update(k: FakeKey, body: Record<string, unknown>): Answer {
+    const bad = updateKeyProblem(body);
+    if (bad) return err(400, "Bad Request", bad);
+    if (typeof body.enabled === "boolean") k.enabled = body.enabled;
+    if ("name" in body) k.name = (body.name ?? undefined) as string | undefined;
+    if ("meta" in body) k.meta = (body.meta ?? undefined) as Record<string, unknown> | undefined;
+    if ("expires" in body) k.expires = (body.expires ?? undefined) as number | undefined;
+    if ("permissions" in body) k.permissions = body.permissions as string[];
+    if ("credits" in body) k.credits = (body.credits as { remaining?: number | null } | null)?.remaining ?? null;
+    if ("ratelimits" in body) {
+      const rl = (body.ratelimits as { name: string; limit: number; duration: number }[] | null)?.[0];
+      k.ratelimit = rl && { name: rl.name, limit: rl.limit, duration: rl.duration, windowStart: 0, used: 0 };
+    }
+    return ok({});
+  }
+
   private create(body: Record<string, unknown>): Answer {
     if (body.apiId !== this.apiId) return err(404, "Not Found", `API ${String(body.apiId)} not found`);
     const rl = (body.ratelimits as { name: string; limit: number; duration: number }[] | undefined)?.[0];
@@ -240,6 +250,58 @@ export class FakeUnkey extends PostFake {
       }),
     };
   }
+}
+
+const UPDATE_FIELDS = new Set([
+  "keyId",
+  "name",
+  "externalId",
+  "meta",
+  "expires",
+  "credits",
+  "ratelimits",
+  "enabled",
+  "roles",
+  "permissions",
+]);
+const PERMISSION = /^[a-zA-Z0-9_:\-.*]+$/;
+const isInt = (v: unknown, min: number) => Number.isInteger(v) && (v as number) >= min;
+
+/** What is wrong with a keys.updateKey body by the published schema, or null. */
+function updateKeyProblem(b: Record<string, unknown>): string | null {
+  const extra = Object.keys(b).find((f) => !UPDATE_FIELDS.has(f));
+  if (extra) return `unknown property ${extra}`;
+  if ("name" in b && b.name !== null && (typeof b.name !== "string" || b.name.length < 1 || b.name.length > 255))
+    return "name must be 1-255 characters or null";
+  if ("expires" in b && b.expires !== null && !isInt(b.expires, 0)) return "expires must be a Unix time in ms or null";
+  if ("enabled" in b && typeof b.enabled !== "boolean") return "enabled must be a boolean";
+  if ("permissions" in b) {
+    const p = b.permissions;
+    if (
+      !Array.isArray(p) ||
+      p.some((x) => typeof x !== "string" || x.length < 3 || x.length > 100 || !PERMISSION.test(x))
+    )
+      return "permissions must be an array of permission names";
+  }
+  if ("credits" in b && b.credits !== null) {
+    const c = b.credits as Record<string, unknown>;
+    if (typeof c !== "object" || Object.keys(c).some((f) => f !== "remaining" && f !== "refill"))
+      return "credits must be {remaining, refill} or null";
+    if ("remaining" in c && c.remaining !== null && !isInt(c.remaining, 0))
+      return "credits.remaining must be a whole number or null";
+  }
+  if ("ratelimits" in b && b.ratelimits !== null) {
+    const r = b.ratelimits;
+    const valid = (x: Record<string, unknown>) =>
+      typeof x.name === "string" &&
+      x.name.length >= 3 &&
+      isInt(x.limit, 1) &&
+      isInt(x.duration, 1000) &&
+      typeof x.autoApply === "boolean";
+    if (!Array.isArray(r) || r.length > 50 || !r.every(valid))
+      return "ratelimits must be RatelimitRequest items {name, limit, duration, autoApply}";
+  }
+  return null;
 }
 
 const newId = () => `key_${bs58.encode(randomBytes(10))}`;

@@ -55,6 +55,71 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
     expect(await store.revoke(mine.id, "alice")).toBe(true);
   });
 
+  it("a roll with a grace period: the replacement keeps the old key's own expiry and outlives the grace end", async () => {
+    let clock = Date.now();
+    const timed = new EmbeddedKeyStore(database.db, new MemoryRateLimiter(), () => new Date(clock));
+    const forever = await timed.create({ name: "forever", ownerId: "carol", permissions: [] });
+    const rolled = await timed.roll(forever.id, "carol", { graceSec: 60 });
+    expect(rolled).toMatchObject({ expiresAt: null, replaces: forever.id });
+    const dated = await timed.create({
+      name: "dated",
+      permissions: [],
+      expiresAt: new Date(clock + 86_400_000).toISOString(),
+    });
+    const datedNext = await timed.roll(dated.id, undefined, { graceSec: 60 });
+    expect(datedNext?.expiresAt).toBe(dated.expiresAt);
+    clock += 61_000; // the grace period is over
+    expect(await timed.verify(forever.key)).toMatchObject({ code: "EXPIRED" });
+    expect(await timed.verify(rolled?.key ?? "")).toMatchObject({ code: "VALID" });
+    expect(await timed.verify(datedNext?.key ?? "")).toMatchObject({ code: "VALID" });
+  });
+
+  it("the old and new key of a roll share one count of uses and one rate limit; a key rolls once", async () => {
+    const old = await store.create({
+      name: "shared",
+      permissions: [],
+      remaining: 5,
+      ratelimit: { limit: 3, durationSec: 60 },
+    });
+    const fresh = await store.roll(old.id, undefined, { graceSec: 3600 });
+    expect(fresh).toMatchObject({ remaining: 5, ratelimit: { limit: 3, durationSec: 60 } });
+    expect(await store.verify(old.key)).toMatchObject({ code: "VALID", remaining: 4 });
+    expect(await store.verify(fresh?.key ?? "")).toMatchObject({ code: "VALID", remaining: 3 });
+    expect(await store.verify(old.key)).toMatchObject({ code: "VALID", remaining: 2 });
+    expect(await store.verify(fresh?.key ?? "")).toMatchObject({ code: "RATE_LIMITED" }); // 4th call, limit 3
+    expect(await store.roll(old.id, undefined, { graceSec: 3600 })).toBeNull(); // rolled already
+    const listed = (await store.list(null)).filter((k) => k.name === "shared");
+    expect(listed.map((k) => k.remaining)).toEqual([2, 2]);
+  });
+
+  it("update changes only the fields given; uses and rate limit for both keys of a roll; by owner", async () => {
+    const k = await store.create({ name: "edit", ownerId: "dave", permissions: ["vibe.classify"], remaining: 9 });
+    const next = await store.roll(k.id, "dave", { graceSec: 3600 });
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    expect(await store.update(k.id, { name: "x" }, "erin")).toBeNull();
+    const updated = await store.update(next?.id ?? "", {
+      name: "edited",
+      expiresAt,
+      permissions: [],
+      remaining: 2,
+      ratelimit: { limit: 1, durationSec: 60 },
+    });
+    expect(updated).toMatchObject({
+      name: "edited",
+      expiresAt,
+      permissions: [],
+      remaining: 2,
+      ratelimit: { limit: 1, durationSec: 60 },
+    });
+    expect((await store.list("dave")).find((x) => x.id === k.id)).toMatchObject({ name: "edit", remaining: 2 });
+    expect(await store.verify(next?.key ?? "", "vibe.classify")).toMatchObject({ code: "INSUFFICIENT_PERMISSIONS" });
+    expect(await store.update(k.id, { remaining: null, ratelimit: null }, "dave")).toMatchObject({
+      name: "edit",
+      remaining: null,
+      ratelimit: null,
+    });
+  });
+
   it("gives Unkey's verdicts", async () => {
     const past = new Date(Date.now() - 1000).toISOString();
     const k = (over: object) => store.create({ name: "v", permissions: ["vibe.classify"], ...over });

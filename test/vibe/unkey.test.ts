@@ -137,3 +137,59 @@ describe("Unkey requests", () => {
     expect([remaining[limited.id], remaining[unlimited.id]]).toEqual([5, null]);
   });
 });
+
+describe("Unkey key management", () => {
+  it("a roll with a grace period: the replacement keeps the old key's own expiry, the old key gets the grace end", async () => {
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const old = await h.keys.create({ name: "r", permissions: [PERMISSION], expiresAt });
+    const fresh = await h.keys.roll(old.id, undefined, { graceSec: 60 });
+    expect(fresh).toMatchObject({ expiresAt, replaces: old.id });
+    const stored = unkey().keys.get(fresh?.id ?? "");
+    expect(stored?.expires).toBe(Date.parse(expiresAt));
+    expect(stored?.meta).toMatchObject({ replaces: old.id });
+    expect(unkey().keys.get(old.id)?.expires).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect((await h.keys.list()).find((k) => k.id === fresh?.id)?.replaces).toBe(old.id);
+  });
+
+  it("update sends keys.updateKey with only the fields that change (null clears), as V2KeysUpdateKeyRequestBody", async () => {
+    const k = await h.keys.create({ name: "u", permissions: [PERMISSION], remaining: 5 });
+    unkey().calls.length = 0;
+    const updated = await h.keys.update(k.id, {
+      name: "renamed",
+      remaining: null,
+      ratelimit: { limit: 3, durationSec: 10 },
+    });
+    expect(
+      unkey()
+        .callsTo("/v2/keys.updateKey")
+        .map((c) => c.body),
+    ).toEqual([
+      {
+        keyId: k.id,
+        name: "renamed",
+        credits: null,
+        ratelimits: [{ name: "requests", limit: 3, duration: 10_000, autoApply: true }],
+      },
+    ]);
+    expect(updated).toMatchObject({ name: "renamed", remaining: null, ratelimit: { limit: 3, durationSec: 10 } });
+    const cleared = await h.keys.update(k.id, { expiresAt: null, ratelimit: null, permissions: [] });
+    expect(unkey().callsTo("/v2/keys.updateKey").at(-1)?.body).toEqual({
+      keyId: k.id,
+      expires: null,
+      permissions: [],
+      ratelimits: null,
+    });
+    expect(cleared).toMatchObject({ expiresAt: null, ratelimit: null, permissions: [] });
+    expect(await h.keys.update("key_doesNotExist", { name: "x" })).toBeNull();
+  });
+
+  it("the fake refuses an updateKey body outside the published schema (so the adapter's shape is checked)", async () => {
+    const k = await h.keys.create({ name: "s", permissions: [] });
+    const res = await fetch(`${unkey().url}/v2/keys.updateKey`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${unkey().rootKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ keyId: k.id, remaining: 5 }),
+    });
+    expect(res.status).toBe(400);
+  });
+});

@@ -5,8 +5,8 @@ import type {
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
-  KeyLimits,
   KeyStore,
+  KeyUpdate,
   KeyVerification,
   RollOptions,
   VerifyOptions,
@@ -15,6 +15,8 @@ import type { RateLimiter } from "../../ports/rate-limiter.js";
 import { displayParts, generateKey, hashKey, hasPermission, KEY_PREFIX, keyStatus, newKeyId } from "./material.js";
 
 type Row = Selectable<DB["api_keys"]>;
+/** A key with the uses and rate limit it spends: its own, or those of the key it shares them with. */
+type KeyRow = Row & { q_remaining: number | null; q_limit: number | null; q_duration: number | null };
 
 /** `last_used_at` of unlimited keys is refreshed at most this often (it would be a write per call). */
 const LAST_USED_PRECISION_MS = 60_000;
@@ -23,7 +25,8 @@ const LAST_USED_PRECISION_MS = 60_000;
  * Keys in the project's database (SQLite or PostgreSQL), stored only as SHA-256 and looked up
  * by hash. Gives Unkey's verdicts. Remaining uses are spent by one conditional UPDATE, so they
  * are exact under concurrency and across instances; per-key rate limits go through the shared
- * limiter (rule `key`, Redis when configured).
+ * limiter (rule `key`, Redis when configured). A rolled key and its replacement share one count
+ * and one rate limit: the replacement's `quota_of` names the key that holds them.
  */
 export class EmbeddedKeyStore implements KeyStore {
   constructor(
@@ -45,13 +48,10 @@ export class EmbeddedKeyStore implements KeyStore {
 
   private async check(key: string, permission: string | undefined, cost: number): Promise<KeyVerification> {
     if (!key.startsWith(`${KEY_PREFIX}_`) || key.length > 128) return { kind: "verdict", code: "NOT_FOUND" };
-    const row = await this.db
-      .selectFrom("api_keys")
-      .selectAll()
-      .where("key_hash", "=", hashKey(key))
-      .executeTakeFirst();
+    const row = await this.keys(this.db).where("k.key_hash", "=", hashKey(key)).executeTakeFirst();
     if (!row) return { kind: "verdict", code: "NOT_FOUND" };
-    const base = { kind: "verdict" as const, keyId: row.id, ownerId: row.owner_id, remaining: row.remaining };
+    const limits = limitsOf(row);
+    const base = { kind: "verdict" as const, keyId: row.id, ownerId: row.owner_id, remaining: limits.remaining };
     const now = this.now();
     if (row.revoked_at !== null) return { ...base, code: "DISABLED" };
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) return { ...base, code: "EXPIRED" };
@@ -59,42 +59,61 @@ export class EmbeddedKeyStore implements KeyStore {
       return { ...base, code: "INSUFFICIENT_PERMISSIONS" };
     }
     // A key without uses left is refused before it eats into its rate limit.
-    if (cost > 0 && row.remaining !== null && row.remaining < cost) return { ...base, code: "USAGE_EXCEEDED" };
+    if (cost > 0 && limits.remaining !== null && limits.remaining < cost) return { ...base, code: "USAGE_EXCEEDED" };
 
     let ratelimit: { limit: number; remaining: number; resetMs: number } | undefined;
-    if (row.ratelimit_limit !== null && row.ratelimit_duration_sec !== null) {
+    if (limits.ratelimit) {
       const d = await this.limiter.consume(
-        { name: "key", points: row.ratelimit_limit, durationSec: row.ratelimit_duration_sec },
-        row.id,
+        { name: "key", points: limits.ratelimit.limit, durationSec: limits.ratelimit.durationSec },
+        limits.holder,
       );
       ratelimit = { limit: d.limit, remaining: d.remaining, resetMs: d.resetMs };
       if (!d.allowed) return { ...base, code: "RATE_LIMITED", ratelimit };
     }
 
     const nowIso = now.toISOString();
-    if (cost > 0 && row.remaining !== null) {
+    const own = limits.holder === row.id;
+    if (cost > 0 && limits.remaining !== null) {
       // The one atomic spend: never below zero, exact under concurrent calls on both dialects.
       const spent = await this.db
         .updateTable("api_keys")
-        .set((eb) => ({ remaining: eb("remaining", "-", cost), last_used_at: nowIso }))
-        .where("id", "=", row.id)
+        .set((eb) => ({ remaining: eb("remaining", "-", cost), ...(own && { last_used_at: nowIso }) }))
+        .where("id", "=", limits.holder)
         .where("remaining", ">=", cost)
         .returning("remaining")
         .executeTakeFirst();
       if (!spent) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
+      if (!own) await this.touch(row, nowIso);
       return { ...base, remaining: spent.remaining, code: "VALID", ratelimit };
     }
     if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
-      await this.db.updateTable("api_keys").set({ last_used_at: nowIso }).where("id", "=", row.id).execute();
+      await this.touch(row, nowIso);
     }
     return { ...base, code: "VALID", ratelimit };
+  }
+
+  private async touch(row: Row, nowIso: string): Promise<void> {
+    await this.db.updateTable("api_keys").set({ last_used_at: nowIso }).where("id", "=", row.id).execute();
+  }
+
+  /** Keys joined with the key that holds their uses and rate limit (`quota_of`), if not their own. */
+  private keys(db: Kysely<DB>) {
+    return db
+      .selectFrom("api_keys as k")
+      .leftJoin("api_keys as q", "q.id", "k.quota_of")
+      .selectAll("k")
+      .select(["q.remaining as q_remaining", "q.ratelimit_limit as q_limit", "q.ratelimit_duration_sec as q_duration"]);
   }
 
   async create(input: CreateKeyInput): Promise<CreatedKey> {
     return this.insert(input, this.db);
   }
 
-  private async insert(input: CreateKeyInput, db: Kysely<DB>): Promise<CreatedKey> {
+  private async insert(
+    input: CreateKeyInput,
+    db: Kysely<DB>,
+    roll: { replaces: string; quotaOf: string } | null = null,
+  ): Promise<CreatedKey> {
     const key = generateKey();
     const { start, last4 } = displayParts(key);
     const row: Row = {
@@ -112,15 +131,18 @@ export class EmbeddedKeyStore implements KeyStore {
       revoked_at: null,
       last_used_at: null,
       created_at: this.now().toISOString(),
+      replaces: roll?.replaces ?? null,
+      quota_of: roll?.quotaOf ?? null,
+      rolled_at: null,
     };
     await db.insertInto("api_keys").values(row).execute();
-    return { ...this.info(row), key };
+    const stored = await this.keys(db).where("k.id", "=", row.id).executeTakeFirstOrThrow();
+    return { ...this.info(stored), key };
   }
 
   async list(ownerId?: string | null): Promise<KeyInfo[]> {
-    let q = this.db.selectFrom("api_keys").selectAll().orderBy("created_at", "desc").orderBy("id");
-    if (ownerId !== undefined)
-      q = ownerId === null ? q.where("owner_id", "is", null) : q.where("owner_id", "=", ownerId);
+    let q = this.keys(this.db).orderBy("k.created_at", "desc").orderBy("k.id");
+    if (ownerId !== undefined) q = q.where("k.owner_id", ownerId === null ? "is" : "=", ownerId);
     return (await q.execute()).map((r) => this.info(r));
   }
 
@@ -136,72 +158,98 @@ export class EmbeddedKeyStore implements KeyStore {
   async roll(id: string, ownerId?: string | null, opts: RollOptions = {}): Promise<CreatedKey | null> {
     const graceSec = opts.graceSec ?? 0;
     const now = this.now();
+    const nowIso = now.toISOString();
     const graceEnd = new Date(now.getTime() + graceSec * 1000).toISOString();
     return this.db.transaction().execute(async (trx) => {
+      const old = await this.find(id, ownerId, trx);
+      if (!old) return null;
       // With a grace period the old key expires later (never later than it already would).
-      let q = trx
+      const res = await trx
         .updateTable("api_keys")
         .set(
           graceSec > 0
             ? {
+                rolled_at: nowIso,
                 expires_at: sql<string>`case when expires_at is not null and expires_at < ${graceEnd} then expires_at else ${graceEnd} end`,
               }
-            : { revoked_at: now.toISOString() },
+            : { rolled_at: nowIso, revoked_at: nowIso },
         )
         .where("id", "=", id)
+        // Conditional on "not yet rolled or revoked": a double submit rolls once, never issues two keys.
+        .where("rolled_at", "is", null)
         .where("revoked_at", "is", null)
-        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now.toISOString())]));
-      if (ownerId !== undefined) q = q.where("owner_id", ownerId === null ? "is" : "=", ownerId);
-      // Conditional on "not yet revoked": a double submit rolls once, never issues two keys.
-      const res = await q.returningAll().executeTakeFirst();
-      if (!res) return null;
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", nowIso)]))
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) return null;
+      // The replacement keeps the old key's own expiry (read before the grace end replaced it) and
+      // spends the same uses under the same rate limit: a roll is not a second quota.
       return this.insert(
         {
-          name: res.name,
-          ownerId: res.owner_id,
-          permissions: parsePermissions(res.permissions),
-          expiresAt: res.expires_at,
-          remaining: res.remaining,
-          ratelimit:
-            res.ratelimit_limit !== null && res.ratelimit_duration_sec !== null
-              ? { limit: res.ratelimit_limit, durationSec: res.ratelimit_duration_sec }
-              : null,
+          name: old.name,
+          ownerId: old.owner_id,
+          permissions: parsePermissions(old.permissions),
+          expiresAt: old.expires_at,
+          remaining: null,
+          ratelimit: null,
         },
         trx,
+        { replaces: old.id, quotaOf: old.quota_of ?? old.id },
       );
     });
   }
 
-  async updateLimits(id: string, limits: KeyLimits): Promise<boolean> {
-    const res = await this.db
-      .updateTable("api_keys")
-      .set({
-        remaining: limits.remaining,
-        ratelimit_limit: limits.ratelimit?.limit ?? null,
-        ratelimit_duration_sec: limits.ratelimit?.durationSec ?? null,
-      })
-      .where("id", "=", id)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+  async update(id: string, patch: KeyUpdate, ownerId?: string | null): Promise<KeyInfo | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.find(id, ownerId, trx);
+      if (!row) return null;
+      const own = {
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.expiresAt !== undefined && {
+          expires_at: patch.expiresAt === null ? null : new Date(patch.expiresAt).toISOString(),
+        }),
+        ...(patch.permissions !== undefined && { permissions: JSON.stringify(patch.permissions) }),
+      };
+      if (Object.keys(own).length > 0) await trx.updateTable("api_keys").set(own).where("id", "=", id).execute();
+      const shared = {
+        ...(patch.remaining !== undefined && { remaining: patch.remaining }),
+        ...(patch.ratelimit !== undefined && {
+          ratelimit_limit: patch.ratelimit?.limit ?? null,
+          ratelimit_duration_sec: patch.ratelimit?.durationSec ?? null,
+        }),
+      };
+      if (Object.keys(shared).length > 0) {
+        await trx
+          .updateTable("api_keys")
+          .set(shared)
+          .where("id", "=", row.quota_of ?? row.id)
+          .execute();
+      }
+      const after = await this.keys(trx).where("k.id", "=", id).executeTakeFirstOrThrow();
+      return this.info(after);
+    });
   }
 
+  /** Gives back uses to the key that holds them (the first key of its rolls). */
   async credit(id: string, uses: number): Promise<boolean> {
-    const res = await this.db
+    const row = await this.find(id);
+    if (!row) return false;
+    await this.db
       .updateTable("api_keys")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
-      .where("id", "=", id)
+      .where("id", "=", row.quota_of ?? row.id)
       .where("remaining", "is not", null)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0 || (await this.find(id)) !== undefined;
+      .execute();
+    return true;
   }
 
-  private async find(id: string, ownerId?: string | null): Promise<Row | undefined> {
-    let q = this.db.selectFrom("api_keys").selectAll().where("id", "=", id);
-    if (ownerId !== undefined) q = q.where("owner_id", ownerId === null ? "is" : "=", ownerId);
+  private async find(id: string, ownerId?: string | null, db: Kysely<DB> = this.db): Promise<KeyRow | undefined> {
+    let q = this.keys(db).where("k.id", "=", id);
+    if (ownerId !== undefined) q = q.where("k.owner_id", ownerId === null ? "is" : "=", ownerId);
     return q.executeTakeFirst();
   }
 
-  private info(r: Row): KeyInfo {
+  private info(r: KeyRow): KeyInfo {
+    const { remaining, ratelimit } = limitsOf(r);
     return {
       id: r.id,
       name: r.name,
@@ -212,19 +260,25 @@ export class EmbeddedKeyStore implements KeyStore {
       createdAt: r.created_at,
       expiresAt: r.expires_at,
       lastUsedAt: r.last_used_at,
-      remaining: r.remaining === null ? null : Number(r.remaining),
-      ratelimit:
-        r.ratelimit_limit !== null && r.ratelimit_duration_sec !== null
-          ? { limit: Number(r.ratelimit_limit), durationSec: Number(r.ratelimit_duration_sec) }
-          : null,
-      status: keyStatus({
-        revoked: r.revoked_at !== null,
-        expiresAt: r.expires_at,
-        remaining: r.remaining,
-        now: this.now(),
-      }),
+      remaining,
+      ratelimit,
+      status: keyStatus({ revoked: r.revoked_at !== null, expiresAt: r.expires_at, remaining, now: this.now() }),
+      replaces: r.replaces,
     };
   }
+}
+
+/** The uses and rate limit a key spends, and the key that holds them. */
+function limitsOf(r: KeyRow) {
+  const shared = r.quota_of !== null;
+  const remaining = shared ? r.q_remaining : r.remaining;
+  const limit = shared ? r.q_limit : r.ratelimit_limit;
+  const duration = shared ? r.q_duration : r.ratelimit_duration_sec;
+  return {
+    holder: r.quota_of ?? r.id,
+    remaining: remaining === null ? null : Number(remaining),
+    ratelimit: limit !== null && duration !== null ? { limit: Number(limit), durationSec: Number(duration) } : null,
+  };
 }
 
 function parsePermissions(json: string): string[] {

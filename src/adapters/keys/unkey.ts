@@ -3,8 +3,8 @@ import type {
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
-  KeyLimits,
   KeyStore,
+  KeyUpdate,
   KeyVerdict,
   KeyVerification,
   RollOptions,
@@ -128,16 +128,7 @@ export class UnkeyKeyStore implements KeyStore {
       ...(input.permissions.length > 0 && { permissions: input.permissions }),
       ...(input.expiresAt && { expires: Date.parse(input.expiresAt) }),
       ...(input.remaining != null && { credits: { remaining: input.remaining } }),
-      ...(input.ratelimit && {
-        ratelimits: [
-          {
-            name: "requests",
-            limit: input.ratelimit.limit,
-            duration: input.ratelimit.durationSec * 1000,
-            autoApply: true,
-          },
-        ],
-      }),
+      ...(input.ratelimit && { ratelimits: ratelimits(input.ratelimit) }),
     };
     const { keyId, key } = Created.parse(await this.manage("/v2/keys.createKey", body)).data;
     // Unkey stores only a hash: keep the last four characters for display (best effort).
@@ -157,6 +148,7 @@ export class UnkeyKeyStore implements KeyStore {
       remaining: input.remaining ?? null,
       ratelimit: input.ratelimit ?? null,
       status: "active",
+      replaces: null,
     };
   }
 
@@ -190,32 +182,46 @@ export class UnkeyKeyStore implements KeyStore {
   async roll(id: string, ownerId?: string | null, opts: RollOptions = {}): Promise<CreatedKey | null> {
     const old = await this.get(id, ownerId);
     if (!old || old.enabled === false || (old.expires && old.expires <= this.now().getTime())) return null;
-    // `expiration`: milliseconds until Unkey revokes the ORIGINAL key (0: at once).
+    // `expiration`: milliseconds until Unkey revokes the ORIGINAL key (0: at once). The new key
+    // keeps the original's own settings, expiry included (Unkey copies them).
     const expiration = Math.max(0, Math.round((opts.graceSec ?? 0) * 1000));
     const { keyId, key } = Created.parse(await this.manage("/v2/keys.rerollKey", { keyId: id, expiration })).data;
     const { start, last4 } = displayParts(key);
-    await this.manage("/v2/keys.updateKey", { keyId, meta: { ...(old.meta ?? {}), last4 } }).catch(() => undefined);
-    return { ...this.info(old), id: keyId, key, prefix: start, last4, createdAt: this.now().toISOString() };
+    await this.manage("/v2/keys.updateKey", { keyId, meta: { ...(old.meta ?? {}), last4, replaces: id } }).catch(
+      () => undefined,
+    );
+    return {
+      ...this.info(old),
+      id: keyId,
+      key,
+      prefix: start,
+      last4,
+      createdAt: this.now().toISOString(),
+      replaces: id,
+    };
   }
 
-  async updateLimits(id: string, limits: KeyLimits): Promise<boolean> {
+  /** `keys.updateKey` with only the fields that change (`null` clears: no expiry, unlimited, no rate limit). */
+  async update(id: string, patch: KeyUpdate, ownerId?: string | null): Promise<KeyInfo | null> {
+    if (!(await this.get(id, ownerId))) return null;
     const res = await this.send("/v2/keys.updateKey", {
       keyId: id,
-      credits: { remaining: limits.remaining },
-      ratelimits: limits.ratelimit
-        ? [
-            {
-              name: "requests",
-              limit: limits.ratelimit.limit,
-              duration: limits.ratelimit.durationSec * 1000,
-              autoApply: true,
-            },
-          ]
-        : [],
+      ...(patch.name !== undefined && { name: patch.name }),
+      ...(patch.expiresAt !== undefined && {
+        expires: patch.expiresAt === null ? null : Date.parse(patch.expiresAt),
+      }),
+      ...(patch.permissions !== undefined && { permissions: patch.permissions }),
+      ...(patch.remaining !== undefined && {
+        credits: patch.remaining === null ? null : { remaining: patch.remaining },
+      }),
+      ...(patch.ratelimit !== undefined && {
+        ratelimits: patch.ratelimit === null ? null : ratelimits(patch.ratelimit),
+      }),
     });
-    if (res.ok && res.status === 404) return false;
+    if (res.ok && res.status === 404) return null;
     this.check("/v2/keys.updateKey", res);
-    return true;
+    const after = await this.get(id);
+    return after ? this.info(after) : null;
   }
 
   /** `keys.updateCredits` with `increment` (a key without credits is unlimited: nothing to give back). */
@@ -256,6 +262,7 @@ export class UnkeyKeyStore implements KeyStore {
       remaining,
       ratelimit: rl ? { limit: rl.limit, durationSec: Math.round(rl.duration / 1000) } : null,
       status: keyStatus({ revoked: k.enabled === false, expiresAt, remaining, now: this.now() }),
+      replaces: typeof k.meta?.replaces === "string" ? k.meta.replaces : null,
     };
   }
 
@@ -279,4 +286,9 @@ export class UnkeyKeyStore implements KeyStore {
     }
     return res.body;
   }
+}
+
+/** Our one rate limit as Unkey's `ratelimits` (RatelimitRequest: duration in ms, applied on every verification). */
+function ratelimits(rl: { limit: number; durationSec: number }) {
+  return [{ name: "requests", limit: rl.limit, duration: rl.durationSec * 1000, autoApply: true }];
 }

@@ -15,6 +15,7 @@ const NOTICES: Record<string, Notice> = {
   revoked: { kind: "ok", text: "The key was revoked." },
   created: { kind: "ok", text: "The key was created." },
   rolled: { kind: "ok", text: "The key was rolled; here is its replacement." },
+  updated: { kind: "ok", text: "The key was changed." },
   linked: { kind: "ok", text: "The identity was linked." },
   unlinked: { kind: "ok", text: "The identity was unlinked." },
   signed_out: { kind: "ok", text: "You are signed out." },
@@ -57,7 +58,7 @@ export function registerAccountActions(
     status: 200 | 400 = 200,
   ) {
     const keys = await deps.accountKeys.overview(s.user.id);
-    const plan = await deps.accountKeys.planOfAccount(s.user.email);
+    const plan = await deps.accountKeys.accountPlan(s.user.id, s.user.email);
     const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));
     const { auth } = await loadAuth();
     const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });

@@ -6,7 +6,8 @@ import type { CreatedKey } from "../../ports/key-store.js";
 import { csrfToken } from "./csrf.js";
 import { type KeyFlash, setKeyFlash } from "./flash.js";
 import { field } from "./http.js";
-import { ConfirmKeyPage, EXPIRY_CHOICES, GRACE_CHOICES } from "./keys-views.jsx";
+import { expiryChoice, keyName, parseKeyEdit, permissionsOf } from "./key-edit.js";
+import { ConfirmKeyPage, GRACE_CHOICES, livePair } from "./keys-views.jsx";
 import type { AccountContext } from "./route.js";
 
 type Session = { user: { id: string; email: string }; session: { id: string } };
@@ -17,12 +18,10 @@ export interface KeyActionHelpers {
   session(c: Context<AppEnv>): Promise<Session | null>;
 }
 
-const DAY_MS = 86_400_000;
-
 /**
- * Key create / roll / revoke on the account page, Post/Redirect/Get: each POST answers 303 to
- * `/account`, the new key travels in a one-read encrypted cookie (flash.ts), so a reload never
- * repeats the action. Roll and revoke are confirmed on their own GET page first.
+ * Key create / roll / revoke / update on the account page, Post/Redirect/Get: each POST answers
+ * 303 to `/account`, the new key travels in a one-read encrypted cookie (flash.ts), so a reload
+ * never repeats the action. Roll and revoke are confirmed on their own GET page first.
  */
 export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext, h: KeyActionHelpers): void {
   const { deps } = ctx;
@@ -35,52 +34,50 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
 
   app.post("/account/keys", async (c) => {
     const { s, body } = await h.guard(c);
-    const name = field(body, "name").trim();
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-    if (name.length < 1 || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) {
-      throw new ApiError("invalid_body", "A key name is 1 to 64 printable characters.");
-    }
-    const expiry = EXPIRY_CHOICES.find((e) => e.value === (field(body, "expires") || "never"));
-    if (!expiry) throw new ApiError("invalid_body", "Choose an expiry from the list.");
-    // The form marks that it offered the boxes: unticked then means "no permission" (a lookups-only
-    // key); a form without the marker gets the default permission.
-    const offered = field(body, "permissions_offered") === "1";
-    const wanted = offered ? ([] as unknown[]).concat(body.permission ?? []) : [deps.config.KEY_PERMISSION];
+    const name = keyName(body);
+    const expiresAt = expiryChoice(body, Date.now());
     const allowed = [deps.config.KEY_PERMISSION];
-    if (wanted.some((p) => typeof p !== "string" || !allowed.includes(p))) {
-      throw new ApiError("invalid_body", `Unknown permission: choose from ${allowed.join(", ")}.`);
-    }
+    const permissions = permissionsOf(body, allowed, allowed) ?? allowed;
     const created = await deps.accountKeys.create({
       ownerId: s.user.id,
       email: s.user.email,
       name,
-      permissions: wanted as string[],
-      expiresAt: expiry.days === null ? null : new Date(Date.now() + expiry.days * DAY_MS).toISOString(),
+      permissions,
+      expiresAt,
     });
     return redirectWithKey(c, s, created, "created");
   });
-
-  const ownKey = async (s: Session, id: string) => {
-    const k = (await deps.accountKeys.overview(s.user.id)).find((x) => x.id === id);
-    if (!k) throw new ApiError("not_found", `No key ${id} on this account.`);
-    return k;
-  };
 
   for (const action of ["roll", "revoke"] as const) {
     app.get(`/account/keys/:id/${action}`, async (c) => {
       const s = await h.session(c);
       if (!s) return c.redirect("/account", 303);
-      const k = await ownKey(s, c.req.param("id"));
-      return c.html(ConfirmKeyPage({ action, k, csrf: csrfToken(ctx.secret, s.session.id) }));
+      const id = c.req.param("id");
+      const all = await deps.accountKeys.overview(s.user.id);
+      const k = all.find((x) => x.id === id);
+      if (!k) throw new ApiError("not_found", `No key ${id} on this account.`);
+      const pair = action === "revoke" ? livePair(k, all) : undefined;
+      return c.html(ConfirmKeyPage({ action, k, pair, csrf: csrfToken(ctx.secret, s.session.id) }));
     });
   }
 
+  // Revokes the key and the other key of its roll, unless the form says `only=1`.
   app.post("/account/keys/:id/revoke", async (c) => {
-    const { s } = await h.guard(c);
+    const { s, body } = await h.guard(c);
     const id = c.req.param("id");
-    if (!(await deps.accountKeys.revoke(s.user.id, id)))
+    if (!(await deps.accountKeys.revoke(s.user.id, id, { only: field(body, "only") === "1" })))
       throw new ApiError("not_found", `No key ${id} on this account.`);
     return c.redirect("/account?notice=revoked", 303);
+  });
+
+  // Changes a key within the plan; fields left out of the form stay as they are.
+  app.post("/account/keys/:id/update", async (c) => {
+    const { s, body } = await h.guard(c);
+    const id = c.req.param("id");
+    const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], Date.now());
+    if (!(await deps.accountKeys.update(s.user.id, id, patch)))
+      throw new ApiError("not_found", `No key ${id} on this account.`);
+    return c.redirect("/account?notice=updated", 303);
   });
 
   app.post("/account/keys/:id/roll", async (c) => {

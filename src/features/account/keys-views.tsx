@@ -1,5 +1,4 @@
-import type { KeyOverview } from "../keys/account-keys.js";
-import type { Plan } from "../keys/plans.js";
+import type { AccountPlan, KeyOverview } from "../keys/account-keys.js";
 import type { KeyFlash } from "./flash.js";
 import { Layout } from "./views.jsx";
 
@@ -30,15 +29,42 @@ export const GRACE_CHOICES: { value: string; label: string; seconds: number }[] 
 
 const uses = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en"));
 
-function KeyRow({ k }: { k: KeyOverview }) {
+const shortKey = (k: KeyOverview) => `${k.prefix}…${k.last4}`;
+
+/** The other key of a roll that still works (old → new), if any. */
+export function livePair(k: KeyOverview, all: KeyOverview[]): KeyOverview | undefined {
+  return all.find((x) => x.status === "active" && (x.id === k.replaces || x.id === k.replacedBy));
+}
+
+function Status({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
+  const next = k.replacedBy ? all.find((x) => x.id === k.replacedBy) : undefined;
+  const prev = k.replaces ? all.find((x) => x.id === k.replaces && x.status === "active") : undefined;
+  return (
+    <>
+      <span class={`status ${k.status}`}>{k.rolledAt && k.status === "active" ? "rolled (grace)" : k.status}</span>
+      {next && k.status === "active" && (
+        <span class="pair">
+          {" "}
+          → <code>{shortKey(next)}</code>
+        </span>
+      )}
+      {prev && (
+        <span class="pair">
+          {" "}
+          replaces <code>{shortKey(prev)}</code> (in grace)
+        </span>
+      )}
+    </>
+  );
+}
+
+function KeyRow({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
   const id = encodeURIComponent(k.id);
   return (
     <tr>
       <th scope="row">{k.name}</th>
       <td data-label="Key">
-        <code>
-          {k.prefix}…{k.last4}
-        </code>
+        <code>{shortKey(k)}</code>
       </td>
       <td data-label="Permissions">{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</td>
       <td data-label="Created">
@@ -52,6 +78,7 @@ function KeyRow({ k }: { k: KeyOverview }) {
       </td>
       <td data-label="Revoked">
         <When iso={k.revokedAt} none={k.status === "revoked" ? "yes" : "—"} />
+        {k.revokedReason === "plan" && <span class="muted"> (plan change)</span>}
       </td>
       <td class="num" data-label="Calls 24 h">
         {k.usage.last24h}
@@ -63,7 +90,7 @@ function KeyRow({ k }: { k: KeyOverview }) {
         {uses(k.remaining)}
       </td>
       <td data-label="Status">
-        <span class={`status ${k.status}`}>{k.rolledAt && k.status === "active" ? "rolled (grace)" : k.status}</span>
+        <Status k={k} all={all} />
       </td>
       <td class="actions" data-label="Actions">
         {k.status === "active" && !k.rolledAt && (
@@ -71,13 +98,29 @@ function KeyRow({ k }: { k: KeyOverview }) {
             <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>
               Roll…
             </a>{" "}
-            <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
-              Revoke…
-            </a>
           </>
+        )}
+        {k.status === "active" && (
+          <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
+            Revoke…
+          </a>
         )}
       </td>
     </tr>
+  );
+}
+
+/** Keys a downgrade revoked in the last 30 days: said plainly above the table. */
+function PlanChangeNotice({ keys, plan }: { keys: KeyOverview[]; plan: AccountPlan }) {
+  const since = Date.now() - 30 * 86_400_000;
+  const revoked = keys.filter((k) => k.revokedReason === "plan" && Date.parse(k.revokedAt ?? "") > since);
+  if (revoked.length === 0) return null;
+  return (
+    <p class="notice error" role="status">
+      Your plan changed to <strong>{plan.name}</strong>, which allows {plan.maxActiveKeys} active keys:{" "}
+      {revoked.length === 1 ? "1 key was" : `${revoked.length} keys were`} revoked, newest first (
+      {revoked.map((k) => k.name).join(", ")}).
+    </p>
   );
 }
 
@@ -112,15 +155,16 @@ export function NewKeyBox({ flash, publicUrl }: { flash: KeyFlash; publicUrl: st
   );
 }
 
-export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Plan; permission: string }) {
+export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: AccountPlan; permission: string }) {
   const active = v.keys.filter((k) => k.status === "active" && !k.rolledAt).length;
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
+      <PlanChangeNotice keys={v.keys} plan={v.plan} />
       <p class="plan">
-        Plan <strong>{v.plan.name}</strong>: {uses(v.plan.quota)} uses per key, {v.plan.ratelimit.limit} calls per{" "}
-        {v.plan.ratelimit.durationSec} s, {active} of {v.plan.maxActiveKeys} active keys, {v.plan.creationsPerDay} new
-        keys a day. Times are in UTC.
+        Plan <strong>{v.plan.name}</strong>: {uses(v.plan.quota)} uses and {v.plan.ratelimit.limit} calls per{" "}
+        {v.plan.ratelimit.durationSec} s for all your keys together ({uses(v.plan.usesLeft ?? v.plan.quota)} uses left),{" "}
+        {active} of {v.plan.maxActiveKeys} active keys, {v.plan.creationsPerDay} new keys a day. Times are in UTC.
       </p>
       {v.keys.length === 0 ? (
         <p>You have no keys yet.</p>
@@ -145,7 +189,7 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Plan; 
             </thead>
             <tbody>
               {v.keys.map((k) => (
-                <KeyRow k={k} />
+                <KeyRow k={k} all={v.keys} />
               ))}
             </tbody>
           </table>
@@ -178,8 +222,14 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Plan; 
 }
 
 /** Confirmation before a roll or a revoke (a GET page; the POST is its button). */
-export function ConfirmKeyPage(props: { action: "roll" | "revoke"; k: KeyOverview; csrf: string }) {
-  const { k, action } = props;
+export function ConfirmKeyPage(props: {
+  action: "roll" | "revoke";
+  k: KeyOverview;
+  /** The other key of its roll, still working: revoking offers to revoke both. */
+  pair?: KeyOverview;
+  csrf: string;
+}) {
+  const { k, action, pair } = props;
   const id = encodeURIComponent(k.id);
   return (
     <Layout title={action === "roll" ? "Roll key" : "Revoke key"}>
@@ -209,6 +259,21 @@ export function ConfirmKeyPage(props: { action: "roll" | "revoke"; k: KeyOvervie
         ) : (
           <>
             <p>Calls with this key are refused from now on. This cannot be undone.</p>
+            {pair && (
+              <fieldset>
+                <legend>
+                  This key was rolled: <code>{shortKey(k.replacedBy === pair.id ? k : pair)}</code> →{" "}
+                  <code>{shortKey(k.replacedBy === pair.id ? pair : k)}</code>
+                </legend>
+                <label class="check">
+                  <input type="radio" name="only" value="0" checked /> Revoke both keys (<code>{shortKey(pair)}</code>{" "}
+                  too)
+                </label>
+                <label class="check">
+                  <input type="radio" name="only" value="1" /> Revoke only <code>{shortKey(k)}</code>
+                </label>
+              </fieldset>
+            )}
             <button type="submit" class="danger">
               Revoke key
             </button>

@@ -1,18 +1,21 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ApiError } from "../../http/errors.js";
-import type { CreatedKey, KeyInfo, KeyLimits, KeyStore } from "../../ports/key-store.js";
+import type { CreatedKey, KeyInfo, KeyStore, KeyUpdate } from "../../ports/key-store.js";
+import { AccountQuotas, fewer } from "./account-quota.js";
 import { KeyLedger, type LedgerRow } from "./ledger.js";
 import { PlanStore } from "./plan-store.js";
-import { PLANS, type Plan, type PlanName, planOf } from "./plans.js";
+import { PLAN_NAMES, PLANS, type Plan, type PlanName, planOf } from "./plans.js";
 import type { UsageCounter, UsageCounts } from "./usage.js";
-
-export const limitsOf = (plan: Plan): KeyLimits => ({ remaining: plan.quota, ratelimit: plan.ratelimit });
 
 export interface KeyOverview extends KeyInfo {
   plan: string | null;
   revokedAt: string | null;
+  /** `plan`: revoked because a downgrade left the account over its plan's active-key cap. */
+  revokedReason: string | null;
   rolledAt: string | null;
+  /** The key that replaced this one in a roll (old → new). */
+  replacedBy: string | null;
   usage: UsageCounts;
 }
 
@@ -24,14 +27,22 @@ export interface CreateForAccount {
   expiresAt: string | null;
 }
 
+/** A plan as the account page shows it: with the uses its keys have left together. */
+export type AccountPlan = Plan & { usesLeft?: number | null };
+
+/** Who acts: an account (only its own keys), or the operator (`undefined`: any key). */
+export type Actor = string | undefined;
+
 /**
  * Self-service keys under plans, for the account page and the operator CLI: the caps and unique
- * names (atomically, through the ledger), limits from the plan, rolls with a grace period, and
+ * names (atomically, through the ledger), the account's uses and rate limit (account-quota.ts),
+ * rolls with a grace period, revoking a roll's pair, edits within the plan, plan changes, and
  * per-key usage. Works the same over the embedded store and Unkey.
  */
 export class AccountKeys {
   readonly plans: PlanStore;
   readonly ledger: KeyLedger;
+  readonly quotas: AccountQuotas;
 
   constructor(
     private readonly keys: KeyStore,
@@ -41,10 +52,18 @@ export class AccountKeys {
   ) {
     this.plans = new PlanStore(db, now);
     this.ledger = new KeyLedger(db, now);
+    this.quotas = new AccountQuotas(db, now);
   }
 
   async planOfAccount(email: string): Promise<Plan> {
     return PLANS[await this.plans.planFor(email)];
+  }
+
+  /** The account's plan and the uses its keys have left together (null = unlimited). */
+  async accountPlan(ownerId: string, email: string): Promise<AccountPlan> {
+    const plan = await this.planOfAccount(email);
+    const left = await this.quotas.remaining(ownerId);
+    return { ...plan, usesLeft: left === undefined ? plan.quota : left };
   }
 
   async create(input: CreateForAccount): Promise<CreatedKey> {
@@ -54,12 +73,15 @@ export class AccountKeys {
     const r = await this.ledger.reserve(input.ownerId, input.name, plan, input.expiresAt);
     if (!r.ok) throw capError(r, plan);
     try {
+      await this.quotas.open(input.ownerId, plan);
+      // No limits of its own: it spends the account's uses under the account's rate limit.
       const created = await this.keys.create({
         name: input.name,
         ownerId: input.ownerId,
         permissions: input.permissions,
         expiresAt: input.expiresAt,
-        ...limitsOf(plan),
+        remaining: null,
+        ratelimit: null,
       });
       await this.ledger.confirm(r.id, created.id);
       return created;
@@ -69,43 +91,111 @@ export class AccountKeys {
     }
   }
 
-  /** Null when the key is not this owner's, or already revoked or rolled (a double submit). */
-  async roll(ownerId: string, keyId: string, graceSec: number): Promise<CreatedKey | null> {
+  /**
+   * Null when the key is not this owner's, or already revoked or rolled (a double submit). A roll
+   * with a grace period is refused while the key's own predecessor is still in its grace period:
+   * one roll in flight per key, so rolling never multiplies live keys.
+   */
+  async roll(actor: Actor, keyId: string, graceSec: number): Promise<CreatedKey | null> {
     const before = await this.ledger.byKeyId(keyId);
-    if (before && before.owner_id !== ownerId) return null;
-    if (before && !(await this.ledger.beginRoll(ownerId, keyId, graceSec))) return null;
+    if (before && actor !== undefined && before.owner_id !== actor) return null;
+    const ownerId = before?.owner_id ?? actor;
+    if (graceSec > 0) {
+      const mine = await this.keys.list(ownerId);
+      const key = mine.find((k) => k.id === keyId);
+      const previous = key?.replaces ? mine.find((k) => k.id === key.replaces && k.status === "active") : undefined;
+      if (previous) {
+        throw new ApiError(
+          "conflict",
+          `The key this one replaced (${previous.prefix}…${previous.last4}) is still in its grace period: revoke it first, or roll without a grace period.`,
+          { reason: "ROLL_IN_PROGRESS" },
+        );
+      }
+    }
+    if (before && !(await this.ledger.beginRoll(before.owner_id, keyId, graceSec))) return null;
     try {
       const created = await this.keys.roll(keyId, ownerId, { graceSec });
       if (!created) {
-        if (before) await this.ledger.undoRoll(ownerId, keyId, before);
+        if (before) await this.ledger.undoRoll(before.owner_id, keyId, before);
         return null;
       }
       if (before) await this.ledger.addReplacement(before, created.id);
       return created;
     } catch (err) {
-      if (before) await this.ledger.undoRoll(ownerId, keyId, before).catch(() => undefined);
+      if (before) await this.ledger.undoRoll(before.owner_id, keyId, before).catch(() => undefined);
       throw err;
     }
   }
 
-  async revoke(ownerId: string, keyId: string): Promise<boolean> {
-    const done = await this.keys.revoke(keyId, ownerId);
-    if (done) await this.ledger.markRevoked(ownerId, keyId);
-    return done;
+  /**
+   * Revokes a key and, unless `only`, the other key of its roll (old → new) while that one still
+   * works. The ids revoked, or null when there is no such key (for this actor).
+   */
+  async revoke(
+    actor: Actor,
+    keyId: string,
+    opts: { only?: boolean; reason?: string | null } = {},
+  ): Promise<string[] | null> {
+    const ownerId = actor ?? (await this.ledger.byKeyId(keyId))?.owner_id;
+    const keys = await this.keys.list(ownerId);
+    const key = keys.find((k) => k.id === keyId);
+    if (!key) return actor === undefined && (await this.keys.revoke(keyId)) ? [keyId] : null;
+    const pair = opts.only
+      ? []
+      : keys.filter((k) => k.status === "active" && (k.id === key.replaces || k.replaces === keyId)).map((k) => k.id);
+    const ids = [keyId, ...pair];
+    for (const id of ids) {
+      if (await this.keys.revoke(id, ownerId)) await this.ledger.markRevoked(id, opts.reason ?? null);
+    }
+    return ids;
+  }
+
+  /**
+   * Changes a key. An account-page key stays within its plan: its own uses at most the plan's
+   * quota, its own rate limit at most the plan's rate, a name unique among the account's keys.
+   */
+  async update(actor: Actor, keyId: string, patch: KeyUpdate): Promise<KeyInfo | null> {
+    const row = await this.ledger.byKeyId(keyId);
+    if (row && actor !== undefined && row.owner_id !== actor) return null;
+    if (patch.expiresAt && Date.parse(patch.expiresAt) <= Date.now()) {
+      throw new ApiError("invalid_body", "The new expiry is in the past: choose a later time, or revoke the key.");
+    }
+    if (row) {
+      const plan = planOf(row.plan);
+      const err = beyondPlan(patch, plan);
+      if (err) throw err;
+      if (patch.name !== undefined) {
+        const wanted = patch.name.toLowerCase();
+        const others = await this.keys.list(row.owner_id);
+        if (others.some((k) => k.id !== keyId && k.status === "active" && k.name.toLowerCase() === wanted))
+          throw capError({ ok: false, why: "DUPLICATE_NAME" }, plan);
+      }
+    }
+    const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
+    if (updated && row) await this.ledger.edited(keyId, patch);
+    return updated;
   }
 
   async overview(ownerId: string): Promise<KeyOverview[]> {
-    const [keys, rows] = await Promise.all([this.keys.list(ownerId), this.ledger.forOwner(ownerId)]);
+    const [keys, rows, left] = await Promise.all([
+      this.keys.list(ownerId),
+      this.ledger.forOwner(ownerId),
+      this.quotas.remaining(ownerId),
+    ]);
     const byKey = new Map<string, LedgerRow>(rows.filter((r) => r.key_id !== null).map((r) => [r.key_id as string, r]));
     const counts = await this.usage.counts(keys.map((k) => k.id));
     return keys.map((k) => {
       const row = byKey.get(k.id);
       const usage = counts.get(k.id) ?? { last24h: 0, last30d: 0, lastHour: null };
+      const pool = row ? (left === undefined ? planOf(row.plan).quota : left) : null;
       return {
         ...k,
+        remaining: row ? fewer(k.remaining, pool) : k.remaining,
         plan: row?.plan ?? null,
         revokedAt: row?.revoked_at ?? null,
+        revokedReason: row?.revoked_reason ?? null,
         rolledAt: row?.rolled_at ?? null,
+        replacedBy: keys.find((x) => x.replaces === k.id)?.id ?? null,
         lastUsedAt: k.lastUsedAt ?? (usage.lastHour ? `${usage.lastHour}:00:00.000Z` : null),
         usage,
       };
@@ -113,21 +203,64 @@ export class AccountKeys {
   }
 
   /**
-   * Puts an account on `plan` (operator or purchase). Its active keys get the plan's limits at
-   * once (uses reset to the plan's quota); new keys get them at creation.
+   * Puts an account on `plan` (operator or purchase). Its uses and rate limit follow at once: an
+   * upgrade (or the same plan again) gives the plan's quota; a downgrade keeps what is left, at
+   * most the lower quota, and revokes the newest keys over the lower plan's active-key cap (each
+   * with its roll's pair).
    */
   async grant(email: string, plan: PlanName, source: string, reference: string | null = null) {
+    const previous = await this.plans.planFor(email);
     const grant = await this.plans.grant(email, plan, source, reference);
     const ownerId = await this.plans.userIdFor(email);
-    let updatedKeys = 0;
+    const downgrade = PLAN_NAMES.indexOf(plan) < PLAN_NAMES.indexOf(previous);
+    let usesLeft: number | null = PLANS[plan].quota;
+    const revokedKeys: { id: string; name: string }[] = [];
     if (ownerId) {
-      for (const id of await this.ledger.activeKeyIds(ownerId)) {
-        if (await this.keys.updateLimits(id, limitsOf(planOf(plan)))) updatedKeys++;
-      }
+      usesLeft = await this.quotas.applyPlan(ownerId, PLANS[plan], downgrade);
       await this.ledger.setPlan(ownerId, plan);
+      if (downgrade) {
+        const current = await this.ledger.currentKeyIds(ownerId);
+        const names = new Map((await this.keys.list(ownerId)).map((k) => [k.id, k.name]));
+        for (const id of current.slice(0, Math.max(0, current.length - PLANS[plan].maxActiveKeys))) {
+          await this.revoke(ownerId, id, { reason: "plan" });
+          revokedKeys.push({ id, name: names.get(id) ?? "" });
+        }
+      }
     }
-    return { ...grant, updatedKeys };
+    return {
+      ...grant,
+      previousPlan: previous,
+      usesLeft,
+      revokedKeys,
+      message: planChangeMessage(previous, plan, revokedKeys.length),
+    };
   }
+}
+
+/** What a plan change did, for the CLI and the account page. */
+export function planChangeMessage(from: PlanName, to: PlanName, revoked: number): string {
+  const p = PLANS[to];
+  const uses = p.quota === null ? "unlimited uses" : `at most ${p.quota.toLocaleString("en")} uses`;
+  const head = `The account moved from ${from} to ${to}: ${uses}, ${p.ratelimit.limit} calls per ${p.ratelimit.durationSec} s, ${p.maxActiveKeys} active keys.`;
+  if (revoked === 0) return head;
+  return `${head} ${revoked} key${revoked === 1 ? " was" : "s were"} over the ${to} plan's cap and revoked, newest first.`;
+}
+
+/** An edit that would lift a key above its plan, as a 409 the page and the CLI show. */
+function beyondPlan(patch: KeyUpdate, plan: Plan): ApiError | null {
+  const refuse = (what: string) =>
+    new ApiError("conflict", `The ${plan.name} plan allows ${what}: choose less, or upgrade your plan.`, {
+      reason: "PLAN_LIMIT",
+    });
+  if (patch.remaining != null && plan.quota !== null && patch.remaining > plan.quota) {
+    return refuse(`${plan.quota} uses`);
+  }
+  const rl = patch.ratelimit;
+  const max = plan.ratelimit;
+  if (rl && rl.limit * max.durationSec > max.limit * rl.durationSec) {
+    return refuse(`${max.limit} calls per ${max.durationSec} s`);
+  }
+  return null;
 }
 
 function capError(r: Exclude<Awaited<ReturnType<KeyLedger["reserve"]>>, { ok: true }>, plan: Plan): ApiError {

@@ -22,6 +22,6 @@ export class CountingKeyStore implements KeyStore {
   list: KeyStore["list"] = (ownerId) => this.inner.list(ownerId);
   revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
-  updateLimits: KeyStore["updateLimits"] = (id, limits) => this.inner.updateLimits(id, limits);
+  update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
   credit: KeyStore["credit"] = (id, uses) => this.inner.credit(id, uses);
 }

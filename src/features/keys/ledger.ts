@@ -132,18 +132,29 @@ export class KeyLedger {
         expires_at: old.expires_at,
         revoked_at: null,
         rolled_at: null,
+        revoked_reason: null,
       })
       .execute();
   }
 
-  async markRevoked(ownerId: string, keyId: string): Promise<void> {
+  /** `reason`: why the account page revoked it (`plan`: over a lower plan's cap), null when asked to. */
+  async markRevoked(keyId: string, reason: string | null = null): Promise<void> {
     await this.db
       .updateTable("key_ledger")
-      .set({ revoked_at: this.now().toISOString() })
-      .where("owner_id", "=", ownerId)
+      .set({ revoked_at: this.now().toISOString(), revoked_reason: reason })
       .where("key_id", "=", keyId)
       .where("revoked_at", "is", null)
       .execute();
+  }
+
+  /** A renamed key, or a new expiry (the caps and unique names follow). */
+  async edited(keyId: string, patch: { name?: string; expiresAt?: string | null }): Promise<void> {
+    const set = {
+      ...(patch.name !== undefined && { name: patch.name }),
+      ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
+    };
+    if (Object.keys(set).length === 0) return;
+    await this.db.updateTable("key_ledger").set(set).where("key_id", "=", keyId).execute();
   }
 
   /** Brings the ledger in line with the store (a key revoked or expired by the operator). */
@@ -168,11 +179,12 @@ export class KeyLedger {
     return this.db.selectFrom("key_ledger").selectAll().where("key_id", "=", keyId).executeTakeFirst();
   }
 
-  /** The owner's keys that are still usable (for a plan change). */
-  async activeKeyIds(ownerId: string): Promise<string[]> {
+  /** The owner's usable keys that were not rolled (those the active-key cap counts), newest first. */
+  async currentKeyIds(ownerId: string): Promise<string[]> {
     const now = this.now();
     return (await this.forOwner(ownerId))
-      .filter((r) => r.key_id !== null && isActive(r, now))
+      .filter((r) => r.key_id !== null && r.rolled_at === null && isActive(r, now))
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .map((r) => r.key_id as string);
   }
 

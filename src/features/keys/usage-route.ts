@@ -14,18 +14,28 @@ export const UsageResponse = z
     }),
     limits: z
       .object({
-        uses: z.number().int().nullable().openapi({ description: "Uses per key; null = unlimited." }),
+        uses: z
+          .number()
+          .int()
+          .nullable()
+          .openapi({ description: "Uses per account (all its keys together); null = unlimited." }),
         rate: z.object({ limit: z.number().int(), window_seconds: z.number().int() }),
         max_active_keys: z.number().int(),
         new_keys_per_day: z.number().int(),
       })
       .nullable()
       .openapi({ description: "The plan's limits (null when the key has no plan)." }),
-    remaining_uses: z.number().int().nullable().openapi({ description: "Uses left on this key; null = unlimited." }),
+    remaining_uses: z.number().int().nullable().openapi({
+      description:
+        "Uses this key may still spend: its account's uses left, or fewer if the key has a limit of its own; null = unlimited.",
+    }),
     rate: z
       .object({ limit: z.number().int(), remaining: z.number().int(), reset_seconds: z.number().int() })
       .nullable()
-      .openapi({ description: "The key's rate-limit window now; null when the key has no rate limit." }),
+      .openapi({
+        description:
+          "The rate-limit window that binds first now (the account's, or the key's own); null when there is none.",
+      }),
     requests: z
       .object({ last_24h: z.number().int(), last_30d: z.number().int() })
       .openapi({ description: "Charged calls (classify and keyed GETs) by UTC hour, current hour included." }),

@@ -1,0 +1,110 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { type Plan, planOf } from "./plans.js";
+
+/** Uses left under two limits (null = unlimited). */
+export const fewer = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.min(a, b);
+
+export interface Pool {
+  ownerId: string;
+  plan: Plan;
+  /** Uses left for the whole account; null = unlimited. */
+  remaining: number | null;
+}
+
+/**
+ * The uses of an account: one count for all the keys it made on the account page (rolls
+ * included), in `account_quotas`, whatever the key store. Spent by one conditional UPDATE, so it
+ * is exact under concurrency and across instances on SQLite and PostgreSQL.
+ */
+export class AccountQuotas {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** The account whose uses `keyId` spends, or undefined for a key made outside the account page. */
+  async poolOf(keyId: string): Promise<Pool | undefined> {
+    const row = await this.db
+      .selectFrom("key_ledger as l")
+      .leftJoin("account_quotas as q", "q.owner_id", "l.owner_id")
+      .select(["l.owner_id", "l.plan", "q.owner_id as pooled", "q.remaining"])
+      .where("l.key_id", "=", keyId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const plan = planOf(row.plan);
+    if (row.pooled === null) await this.open(row.owner_id, plan);
+    const remaining = row.pooled === null ? plan.quota : row.remaining;
+    return { ownerId: row.owner_id, plan, remaining: remaining === null ? null : Number(remaining) };
+  }
+
+  /** Gives an account its plan's uses, once (its first key, or its first use after this table came). */
+  async open(ownerId: string, plan: Plan): Promise<void> {
+    await this.db
+      .insertInto("account_quotas")
+      .values({ owner_id: ownerId, remaining: plan.quota, updated_at: this.now().toISOString() })
+      .onConflict((oc) => oc.column("owner_id").doNothing())
+      .execute();
+  }
+
+  /** Spends `cost` uses; the uses left, or undefined when fewer than `cost` are left. */
+  async spend(ownerId: string, cost: number): Promise<number | undefined> {
+    const row = await this.db
+      .updateTable("account_quotas")
+      .set((eb) => ({ remaining: eb("remaining", "-", cost) }))
+      .where("owner_id", "=", ownerId)
+      .where("remaining", ">=", cost)
+      .returning("remaining")
+      .executeTakeFirst();
+    return row?.remaining === null || row === undefined ? undefined : Number(row.remaining);
+  }
+
+  /** Gives back uses (a refund); nothing for an unlimited account. */
+  async credit(ownerId: string, uses: number): Promise<void> {
+    await this.db
+      .updateTable("account_quotas")
+      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
+      .where("owner_id", "=", ownerId)
+      .where("remaining", "is not", null)
+      .execute();
+  }
+
+  async remaining(ownerId: string): Promise<number | null | undefined> {
+    const row = await this.db
+      .selectFrom("account_quotas")
+      .select("remaining")
+      .where("owner_id", "=", ownerId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : row.remaining === null ? null : Number(row.remaining);
+  }
+
+  /**
+   * A plan change: an upgrade (or the same plan again) sets the account's uses to the plan's
+   * quota; a downgrade only lowers them (what is left, at most the lower plan's quota).
+   */
+  async applyPlan(ownerId: string, plan: Plan, downgrade: boolean): Promise<number | null> {
+    await this.open(ownerId, plan);
+    const updated_at = this.now().toISOString();
+    const q = plan.quota;
+    await this.db
+      .updateTable("account_quotas")
+      .set((eb) => ({
+        updated_at,
+        remaining:
+          !downgrade || q === null
+            ? q
+            : eb
+                .case()
+                .when("remaining", "is", null)
+                .then(q)
+                .when("remaining", ">", q)
+                .then(q)
+                .else(eb.ref("remaining"))
+                .end(),
+      }))
+      .where("owner_id", "=", ownerId)
+      .execute();
+    return (await this.remaining(ownerId)) ?? null;
+  }
+}

@@ -1,0 +1,66 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import type { KeyRateLimitState, KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
+import type { RateLimiter } from "../../ports/rate-limiter.js";
+import { AccountQuotas, fewer } from "./account-quota.js";
+import { CountingKeyStore } from "./counting-store.js";
+import type { UsageCounter } from "./usage.js";
+
+/**
+ * A key store whose account-page keys spend their account's uses and rate limit (all its keys
+ * together, rolls included), after the key's own limits if it has any. Other keys (made with
+ * `almanac keys create`) have only their own.
+ */
+export class PooledKeyStore implements KeyStore {
+  constructor(
+    private readonly inner: KeyStore,
+    private readonly quotas: AccountQuotas,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
+    const v = await this.inner.verify(key, permission, opts);
+    if (v.kind !== "verdict" || v.code !== "VALID" || !v.keyId) return v;
+    const pool = await this.quotas.poolOf(v.keyId);
+    if (!pool) return v;
+    const cost = opts.cost ?? 1;
+    const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
+    // An account without uses left is refused before it eats into its rate limit.
+    if (cost > 0 && pool.remaining !== null && pool.remaining < cost) return exhausted;
+    const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
+    const d = await this.limiter.consume(rule, pool.ownerId);
+    const ratelimit = tighter(v.ratelimit, { limit: d.limit, remaining: d.remaining, resetMs: d.resetMs });
+    if (!d.allowed) return { ...v, code: "RATE_LIMITED", ratelimit };
+    let remaining = pool.remaining;
+    if (cost > 0 && remaining !== null) {
+      const left = await this.quotas.spend(pool.ownerId, cost);
+      if (left === undefined) return { ...exhausted, ratelimit };
+      remaining = left;
+    }
+    return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
+  }
+
+  create: KeyStore["create"] = (input) => this.inner.create(input);
+  list: KeyStore["list"] = (ownerId) => this.inner.list(ownerId);
+  revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
+  roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
+  update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
+
+  /** A refund: to the key's own uses if it has any, and to its account's. */
+  async credit(id: string, uses: number): Promise<boolean> {
+    const found = await this.inner.credit(id, uses);
+    const pool = found ? await this.quotas.poolOf(id) : undefined;
+    if (pool && pool.remaining !== null) await this.quotas.credit(pool.ownerId, uses);
+    return found;
+  }
+}
+
+/** The rate-limit window that binds first. */
+function tighter(a: KeyRateLimitState | undefined, b: KeyRateLimitState): KeyRateLimitState {
+  return a && a.remaining < b.remaining ? a : b;
+}
+
+/** The app's key store: the adapter, with account quotas, counting charged calls per key. */
+export function accountKeyStore(store: KeyStore, db: Kysely<DB>, limiter: RateLimiter, usage: UsageCounter): KeyStore {
+  return new CountingKeyStore(new PooledKeyStore(store, new AccountQuotas(db), limiter), usage);
+}

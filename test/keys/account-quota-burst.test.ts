@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { type TestApp, testApp } from "../helpers/app.js";
+import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason } from "../helpers/env.js";
+import { bearer, classify } from "../vibe/harness.js";
+
+const USES = 20;
+
+/**
+ * 50 parallel classify calls over two keys of one account, spread over `apps`, with the account
+ * 20 uses from its quota: exactly 20 answer 200, the other 30 are 429 USAGE_EXCEEDED.
+ */
+async function burst(apps: TestApp[]) {
+  const first = apps[0] as TestApp;
+  const ak = first.deps.accountKeys;
+  const email = `burst-${Date.now()}@example.test`;
+  await ak.plans.grant(email, "pro", "cli"); // 120 calls a minute: the rate limit stays out of the way
+  const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
+  const a = await ak.create({ ...owner, name: "a" });
+  const b = await ak.create({ ...owner, name: "b" });
+  await first.deps.database.db
+    .updateTable("account_quotas")
+    .set({ remaining: USES })
+    .where("owner_id", "=", owner.ownerId)
+    .execute();
+  const responses = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      classify(apps[i % apps.length] as TestApp, ["good"], bearer(i % 3 ? a.key : b.key)),
+    ),
+  );
+  const statuses = responses.map((r) => r.status);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(USES);
+  expect(statuses.filter((s) => s === 429)).toHaveLength(50 - USES);
+  const reasons = await Promise.all(
+    responses
+      .filter((r) => r.status === 429)
+      .map(async (r) => ((await r.json()) as { error: { reason: string } }).error.reason),
+  );
+  expect(new Set(reasons)).toEqual(new Set(["USAGE_EXCEEDED"]));
+  expect(await ak.quotas.remaining(owner.ownerId)).toBe(0);
+}
+
+describe("an account's uses under a burst over two keys", () => {
+  it("SQLite: 50 parallel calls, 20 uses left → exactly 20 answer 200", async () => {
+    const t = await testApp();
+    try {
+      await burst([t]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  describe.skipIf(!DATABASE_URL || !REDIS_URL)(
+    `PostgreSQL + Redis ${skipReason({ postgres: true, redis: true }) ?? ""}`,
+    () => {
+      it("two instances on one database and one Redis: 50 parallel calls, 20 uses left → exactly 20 answer 200", async () => {
+        const pg = await freshPostgresUrl();
+        const env = { DATABASE_URL: pg.url, REDIS_URL };
+        const a = await testApp(env);
+        const b = await testApp(env);
+        try {
+          await burst([a, b]);
+        } finally {
+          await a.close();
+          await b.close();
+          await pg.drop();
+        }
+      });
+    },
+  );
+});
