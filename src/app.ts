@@ -19,6 +19,7 @@ import { registerVibe } from "./features/vibe/route.js";
 import { registerWeather } from "./features/weather/route.js";
 import { recordAnswers } from "./http/answer-cache.js";
 import { bodyLimit } from "./http/body-limit.js";
+import { clientAddressing } from "./http/client-ip.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
@@ -47,7 +48,7 @@ export function createApp(deps: AppDeps): App {
 
   app.use(requestId());
   app.use(retryAfterOn429());
-  app.use(observe(deps.logger, deps.metrics, deps.config.TRUST_PROXY));
+  app.use(observe(deps.logger, deps.metrics, clientAddressing(deps.config)));
   // Classify reads its JSON off the socket with the same cap (http/json-body.ts).
   app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES, ["/v1/vibe/classify"]));
 

@@ -1,27 +1,103 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Context } from "hono";
+import ipaddr from "ipaddr.js";
+import type { Config } from "../config.js";
 
 /**
- * The client address: the socket peer, unless `trustProxy` hops are trusted, in which case the
- * address that many hops back along X-Forwarded-For (the rightmost entries are the nearest proxies).
+ * How a request's client is told: `hops` trusted proxies (TRUST_PROXY), the header they write
+ * (FORWARDED_HEADER: `x-forwarded-for`, or RFC 7239 `forwarded`), and the IPv6 prefix length that
+ * per-client limits count by (CLIENT_IPV6_PREFIX).
  */
-export function clientIp(c: Context, trustProxy: number): string {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  return clientIpOf(incoming?.socket.remoteAddress, c.req.header("x-forwarded-for"), trustProxy);
+export interface ClientAddressing {
+  hops: number;
+  header: "x-forwarded-for" | "forwarded";
+  v6Prefix: number;
 }
 
-/** The same from the socket's peer address and the X-Forwarded-For header (the hot lane has no Context). */
-export function clientIpOf(remoteAddress: string | undefined, forwardedFor: string | undefined, trustProxy: number) {
+export const clientAddressing = (config: Config): ClientAddressing => ({
+  hops: config.TRUST_PROXY,
+  header: config.FORWARDED_HEADER,
+  v6Prefix: config.CLIENT_IPV6_PREFIX,
+});
+
+/** Who sent a request: the address (logged) and the network its limits count by. */
+export interface Client {
+  ip: string;
+  key: string;
+}
+
+/** The client of a Hono request (see clientOf). */
+export function client(c: Context, how: ClientAddressing): Client {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return clientOf(incoming?.socket.remoteAddress, (name) => c.req.header(name), how);
+}
+
+/** The client of a raw node:http request (the hot lane has no Context). */
+export function clientOfIncoming(req: IncomingMessage, how: ClientAddressing): Client {
+  const headers: IncomingHttpHeaders = req.headers;
+  return clientOf(req.socket.remoteAddress, (name) => headers[name] as string | undefined, how);
+}
+
+/**
+ * The client address is the socket peer, unless `hops` proxies are trusted: then it is the address
+ * that many hops back along the proxies' header (its rightmost entries are the nearest proxies;
+ * anything further left was written by the client and is never trusted beyond that count).
+ */
+export function clientOf(
+  remoteAddress: string | undefined,
+  header: (name: string) => string | undefined,
+  how: ClientAddressing,
+): Client {
   const peer = normalise(remoteAddress ?? "unknown");
-  if (trustProxy <= 0) return peer;
-  const forwarded = (forwardedFor ?? "")
+  let ip = peer;
+  if (how.hops > 0) {
+    const value = header(how.header) ?? "";
+    const chain = [...(how.header === "forwarded" ? forwardedFor(value) : listOf(value)), peer];
+    ip = normalise(chain[Math.max(0, chain.length - 1 - how.hops)] ?? peer);
+  }
+  return { ip, key: networkOf(ip, how.v6Prefix) };
+}
+
+const listOf = (value: string) =>
+  value
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const chain = [...forwarded, peer];
-  return normalise(chain[Math.max(0, chain.length - 1 - trustProxy)] ?? peer);
+
+/**
+ * The `for=` node of each element of an RFC 7239 `Forwarded` header, in order, without quotes,
+ * brackets or port: `for=192.0.2.60`, `for="[2001:db8:cafe::17]:4711"` → `2001:db8:cafe::17`.
+ * An element without `for=`, or an obfuscated node (`unknown`, `_hidden`), keeps its place as is.
+ */
+export function forwardedFor(value: string): string[] {
+  return listOf(value).map((element) => {
+    const pair = element
+      .split(";")
+      .map((p) => p.trim())
+      .find((p) => p.toLowerCase().startsWith("for="));
+    const node = (pair?.slice(4) ?? "unknown").replace(/^"(.*)"$/, "$1");
+    const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(node);
+    if (bracketed?.[1]) return bracketed[1];
+    const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(node);
+    return v4WithPort?.[1] ?? node;
+  });
 }
 
+/**
+ * What per-client limits count by: an IPv4 address as it is, an IPv6 address by its network of
+ * `v6Prefix` bits (`2001:db8:1:2::/64`: a customer holds at least a /64, so counting single
+ * addresses would let them step round every limit). Anything unparseable counts as itself.
+ */
+export function networkOf(ip: string, v6Prefix: number): string {
+  if (!ip.includes(":") || v6Prefix >= 128 || !ipaddr.IPv6.isValid(ip)) return ip;
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${ip.replace(/%.*$/, "")}/${v6Prefix}`);
+  return `${network.toString()}/${v6Prefix}`;
+}
+
+/** IPv4-mapped IPv6 (`::ffff:192.0.2.1`, any spelling) is the IPv4 address it maps. */
 function normalise(ip: string): string {
-  return ip.startsWith("::ffff:") ? ip.slice(7) : ip;
+  if (ip.startsWith("::ffff:") && !ip.slice(7).includes(":")) return ip.slice(7);
+  if (!ip.includes(":") || !ipaddr.IPv6.isValid(ip)) return ip;
+  const v6 = ipaddr.IPv6.parse(ip);
+  return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : ip;
 }

@@ -66,7 +66,8 @@ export function demoTier(opts: DemoTierOptions): MiddlewareHandler<AppEnv> {
     }
 
     const incoming = c.env?.incoming;
-    const decision = (incoming && opts.counted?.get(incoming)) ?? (await opts.limiter.consume(rule, c.get("clientIp")));
+    const decision =
+      (incoming && opts.counted?.get(incoming)) ?? (await opts.limiter.consume(rule, c.get("clientKey")));
     const headers = headersOf(rule, decision);
     if (!decision.allowed) {
       throw new ApiError(

@@ -5,7 +5,7 @@ import type { AppDeps } from "../deps.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { LimitDecision, RateLimiter } from "../ports/rate-limiter.js";
 import { type Answer, type AnswerCache, normaliseTarget } from "./answer-cache.js";
-import { clientIpOf } from "./client-ip.js";
+import { type ClientAddressing, clientAddressing, clientOfIncoming } from "./client-ip.js";
 import { CORS_HEADERS } from "./cors.js";
 import { demoRule, ratePolicy, rateState } from "./demo-tier.js";
 
@@ -14,7 +14,7 @@ export function hotLaneFor(deps: AppDeps): ((app: RequestListener) => RequestLis
   const { answers, limiter, metrics, logger, now, config } = deps;
   if (!answers) return undefined;
   const opts = { answers, limiter, metrics, logger, now };
-  const settings = { trustProxy: config.TRUST_PROXY, demoHourlyLimit: config.DEMO_HOURLY_LIMIT };
+  const settings = { addressing: clientAddressing(config), demoHourlyLimit: config.DEMO_HOURLY_LIMIT };
   return (app) => hotLane({ ...opts, ...settings }, app);
 }
 
@@ -24,7 +24,7 @@ export interface HotLaneDeps {
   metrics: Metrics;
   logger: Logger;
   now: () => Date;
-  trustProxy: number;
+  addressing: ClientAddressing;
   demoHourlyLimit: number;
 }
 
@@ -100,13 +100,9 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
     const start = performance.now();
     const answer = deps.answers.get(normaliseTarget(url), deps.now().getTime());
     if (answer === undefined) return fallback(req, res);
-    const ip = clientIpOf(
-      req.socket.remoteAddress,
-      req.headers["x-forwarded-for"] as string | undefined,
-      deps.trustProxy,
-    );
+    const { ip, key } = clientOfIncoming(req, deps.addressing);
     deps.limiter
-      .consume(rule, ip)
+      .consume(rule, key)
       .then(
         (d) => {
           if (d.allowed) return send(req, res, answer, d, ip, start);

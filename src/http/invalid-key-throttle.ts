@@ -17,7 +17,7 @@ export function invalidKeyThrottle(limiter: RateLimiter, limit: number): Middlew
   const rule: LimitRule = { name: "invalid-key", points: limit, durationSec: WINDOW_SEC };
   return async (c, next) => {
     if (c.req.header("authorization") === undefined) return next();
-    const ip = c.get("clientIp");
+    const ip = c.get("clientKey");
     const peek = await limiter.consume(rule, ip, 0);
     if (!peek.allowed || peek.remaining <= 0) throw refused(limit, peek.resetMs);
     await next();

@@ -2,14 +2,16 @@ import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
 import type { Metrics } from "../ports/metrics.js";
-import { clientIp } from "./client-ip.js";
+import { type ClientAddressing, client } from "./client-ip.js";
 
 /** One structured log line and one metrics observation per request. */
-export function observe(logger: Logger, metrics: Metrics, trustProxy: number): MiddlewareHandler {
+export function observe(logger: Logger, metrics: Metrics, addressing: ClientAddressing): MiddlewareHandler {
   return async (c, next) => {
     const start = performance.now();
-    const ip = clientIp(c, trustProxy);
+    // Logged by address; per-client limits count by clientKey (an IPv6 client's network).
+    const { ip, key } = client(c, addressing);
     c.set("clientIp", ip);
+    c.set("clientKey", key);
     await next();
     const ms = performance.now() - start;
     // Unmatched paths are one label, so hostile URLs cannot blow up metric cardinality.

@@ -122,7 +122,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
         .catch(() => null)) as { email?: unknown } | null;
       // Without an address better-auth answers 400 itself; the IP budget is spent either way.
       const address = typeof body?.email === "string" ? body.email : "";
-      const budget = await spendSignIn(deps.limiter, route.limit, c.get("clientIp"), address);
+      const budget = await spendSignIn(deps.limiter, route.limit, c.get("clientKey"), address);
       if (!budget.allowed) {
         throw new ApiError(
           "rate_limited",
@@ -219,7 +219,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     );
     if (!parsed.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const email = parsed.data;
-    const budget = await spendSignIn(deps.limiter, "send", c.get("clientIp"), email);
+    const budget = await spendSignIn(deps.limiter, "send", c.get("clientKey"), email);
     if (!budget.allowed) return tooMany(c, { step: "email" }, budget.retryAfterSec);
     const { auth } = await loadAuth();
     const { refused } = await watchingMail(() =>
@@ -248,7 +248,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const code = field(body, "code").trim();
     const pending = await readPendingSignIn(c, ctx.secret);
     const left = pending?.email === email.data ? pending.left : OTP_ALLOWED_ATTEMPTS;
-    const budget = await spendSignIn(deps.limiter, "check", c.get("clientIp"), email.data);
+    const budget = await spendSignIn(deps.limiter, "check", c.get("clientKey"), email.data);
     if (!budget.allowed) return tooMany(c, { step: "code", email: email.data, left }, budget.retryAfterSec);
     const { auth, isAPIError } = await loadAuth();
     try {

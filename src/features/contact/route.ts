@@ -55,7 +55,13 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       const lane = deps.mail;
       if (!lane) throw new ApiError("unavailable", "No mail lane is configured on this server.");
 
-      const send = { deps, store, lane, input: { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey } };
+      const send = {
+        deps,
+        store,
+        lane,
+        input: { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey },
+        clientKey: c.get("clientKey"),
+      };
       if (!idemKey) {
         const answer = await sendContact(send);
         return c.json(answer.body, 200, answer.headers);

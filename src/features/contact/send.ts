@@ -15,14 +15,19 @@ export interface ContactSend {
   store: ContactStore;
   lane: MailLane;
   input: NewContact & { clientIp: string };
+  /** What the per-client budget counts by (see http/client-ip.ts). */
+  clientKey: string;
 }
 
 /**
  * Spends the limits, then sends `row` (a claimed earlier message) or a new stored one. A refused
  * send is a 502 naming the stored message, which stays `failed` for a retry or the outbox.
  */
-export async function sendContact({ deps, store, lane, input }: ContactSend, row?: ContactRow): Promise<OnceAnswer> {
-  const headers = await spendContactLimits(deps.limiter, deps.config, input.clientIp);
+export async function sendContact(
+  { deps, store, lane, input, clientKey }: ContactSend,
+  row?: ContactRow,
+): Promise<OnceAnswer> {
+  const headers = await spendContactLimits(deps.limiter, deps.config, clientKey);
   const sending = row ?? (await store.create(input));
   const result = await deliverContact(store, lane, deps.config.CONTACT_TO, sending);
   if (!result.ok) {

@@ -1,0 +1,107 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forwardedFor, networkOf } from "../../src/http/client-ip.js";
+import { type TestApp, type TestServer, testApp, testServer } from "../helpers/app.js";
+import { canRun } from "../helpers/env.js";
+
+/** Issue 25: per-client limits count an IPv6 client by its network, not by one of its 2^64 addresses. */
+const PATH = "/v1/moon?date=2024-01-25";
+
+describe("networkOf and forwardedFor", () => {
+  it.each([
+    ["2001:db8:1:2::1", 64, "2001:db8:1:2::/64"],
+    ["2001:db8:1:2:ffff:ffff:ffff:ffff", 64, "2001:db8:1:2::/64"],
+    ["2001:0db8:0001:0002:0000:0000:0000:0009", 64, "2001:db8:1:2::/64"],
+    ["2001:db8:1:2::1", 48, "2001:db8:1::/48"],
+    ["2001:db8:1:2::1", 128, "2001:db8:1:2::1"],
+    ["fe80::1%lo", 64, "fe80::/64"],
+    ["198.51.100.7", 64, "198.51.100.7"],
+    ["unknown", 64, "unknown"],
+  ])("%s /%i counts as %s", (ip, prefix, key) => {
+    expect(networkOf(ip, prefix)).toBe(key);
+  });
+
+  it("reads the for= node of each RFC 7239 element", () => {
+    expect(
+      forwardedFor('for=192.0.2.60;proto=http;by=203.0.113.43, For="[2001:db8:cafe::17]:4711", for="198.51.100.9:80"'),
+    ).toEqual(["192.0.2.60", "2001:db8:cafe::17", "198.51.100.9"]);
+    expect(forwardedFor("proto=https, for=_hidden, for=unknown")).toEqual(["unknown", "_hidden", "unknown"]);
+  });
+});
+
+describe.each([
+  ["X-Forwarded-For", {}, (ip: string) => ({ "X-Forwarded-For": ip })],
+  ["Forwarded (RFC 7239)", { FORWARDED_HEADER: "forwarded" }, (ip: string) => ({ Forwarded: `for="[${ip}]:1234"` })],
+])("behind a trusted proxy writing %s, demo limit 3", (_name, env, header) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUST_PROXY: "1", DEMO_HOURLY_LIMIT: "3", ...env });
+  });
+  afterAll(() => t.close());
+
+  it("six addresses of one /64 share one budget: 3 × 200, then 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 6; i++)
+      statuses.push((await t.app.request(PATH, { headers: header(`2001:db8:1:2::${i}`) })).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+  });
+
+  it("another /64 has its own budget", async () => {
+    expect((await t.app.request(PATH, { headers: header("2001:db8:9:9::1") })).status).toBe(200);
+  });
+});
+
+describe("IPv4-mapped addresses count as the IPv4 address", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUST_PROXY: "1", DEMO_HOURLY_LIMIT: "2" });
+  });
+  afterAll(() => t.close());
+
+  it("::ffff:198.51.100.7, its hex spelling and 198.51.100.7 are one client", async () => {
+    const spellings = ["::ffff:198.51.100.7", "::ffff:c633:6407", "198.51.100.7"];
+    const statuses = [];
+    for (const ip of spellings)
+      statuses.push((await t.app.request(PATH, { headers: { "X-Forwarded-For": ip } })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+});
+
+describe("the hot lane counts by the same network", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await testServer({ TRUST_PROXY: "1", DEMO_HOURLY_LIMIT: "3" });
+  });
+  afterAll(() => t.close());
+
+  it("repeated cached GETs from six addresses of one /64: 3 × 200, then 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const res = await fetch(`${t.url}${PATH}`, { headers: { "X-Forwarded-For": `2001:db8:1:2::${i}` } });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    expect(t.deps.metrics).toBeDefined();
+  });
+});
+
+// Real IPv6 sockets need a /64 on loopback: the fixture makes one in a network namespace of its own.
+const netns = canRun("unshare", ["--net", "true"]);
+describe.skipIf(!netns)(
+  `over real IPv6 sockets from one /64 (network namespace)${netns ? "" : " — skipped: unshare --net is not permitted here"}`,
+  () => {
+    it("six addresses of 2001:db8:1:2::/64 get 3 × 200 then 429; another /64 gets 200", {
+      timeout: 90_000,
+    }, async () => {
+      const { stdout } = await promisify(execFile)(
+        "unshare",
+        ["--net", process.execPath, "--import", "tsx", "test/clients/ipv6-netns.fixture.ts"],
+        { env: { ...process.env, LOG_LEVEL: "silent" }, timeout: 60_000 },
+      );
+      const result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");
+      expect(result).toEqual({ sameNetwork: [200, 200, 200, 429, 429, 429], otherNetwork: [200, 200] });
+    });
+  },
+);
