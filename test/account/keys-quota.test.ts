@@ -10,16 +10,21 @@ const newKeyOf = (html: string) => /<code id="new-key"[^>]*>([^<]+)<\/code>/.exe
 const revokeLinksOf = (html: string) =>
   [...html.matchAll(/href="\/account\/keys\/([^/"]+)\/revoke"/g)].map((m) => m[1] ?? "");
 
-/** Creates a key on the page (PRG); returns its plaintext and id. */
-async function createKey(acct: AccountApp, agent: FormAgent, name: string) {
-  const { csrf } = await accountPage(agent);
-  const res = await agent.post("/account/keys", { csrf, name, permissions_offered: "1", permission: "vibe.classify" });
+/** The key shown once on the page after a PRG redirect: its plaintext and id. */
+async function shownKey(acct: AccountApp, agent: FormAgent, res: Response, from: string) {
   expect(res.status).toBe(303);
-  const key = newKeyOf(await (await agent.follow(res, "/account/keys")).res.text());
+  const key = newKeyOf(await (await agent.follow(res, from)).res.text());
   const info = (await acct.t.deps.keys.list(undefined)).find(
     (k) => k.prefix === key.slice(0, 8) && key.endsWith(k.last4),
   );
   return { key, id: info?.id ?? "" };
+}
+
+/** Creates a key on the page (PRG); returns its plaintext and id. */
+async function createKey(acct: AccountApp, agent: FormAgent, name: string) {
+  const { csrf } = await accountPage(agent);
+  const res = await agent.post("/account/keys", { csrf, name, permissions_offered: "1", permission: "vibe.classify" });
+  return shownKey(acct, agent, res, "/account/keys");
 }
 
 async function roll(agent: FormAgent, id: string, grace: string) {
@@ -28,11 +33,7 @@ async function roll(agent: FormAgent, id: string, grace: string) {
 }
 
 async function rollKey(acct: AccountApp, agent: FormAgent, id: string, grace: string) {
-  const res = await roll(agent, id, grace);
-  expect(res.status).toBe(303);
-  const key = newKeyOf(await (await agent.follow(res, "/account")).res.text());
-  const info = (await acct.t.deps.keys.list(undefined)).find((k) => k.replaces === id);
-  return { key, id: info?.id ?? "" };
+  return shownKey(acct, agent, await roll(agent, id, grace), "/account");
 }
 
 const call = (acct: AccountApp, key: string, path = "/v1/vibe/classify") =>

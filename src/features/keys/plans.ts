@@ -1,14 +1,15 @@
 /**
  * Plans: what a self-service key may do. Every new account is on `free`; `pro` and `scale` are
  * granted by the operator (`almanac plans grant`) or by a purchase (`POST /v1/billing/webhook`).
- * A key's uses and rate limit are set from its account's plan when it is created, and again when
- * the plan changes; they apply to classify and to keyed GETs (a key lifts a GET past the demo
- * tier only within its plan).
+ * The plan's uses and rate limit belong to the account — all its keys together, rolls included
+ * (account-quota.ts, pooled-store.ts) — and apply to classify and to keyed GETs (a key lifts a
+ * GET past the demo tier only within its account's plan).
  */
 export interface Plan {
   name: PlanName;
-  /** Uses per key (classify calls and keyed GETs); null = unlimited. */
+  /** Uses per account (classify calls and keyed GETs, all its keys together); null = unlimited. */
   quota: number | null;
+  /** Calls per window, per account (all its keys together). */
   ratelimit: { limit: number; durationSec: number };
   /** Keys that are neither revoked nor expired, per account. */
   maxActiveKeys: number;
