@@ -1,4 +1,6 @@
+import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { moonCrossings } from "../../../test/fixtures/low-precision-moon.js";
 import { errorOf, type TestApp, testApp } from "../../../test/helpers/app.js";
 import { documentedGet, exampleOf, examplesOf } from "../../../test/helpers/openapi.js";
 import { resolveWhen } from "../shared/geo-time.js";
@@ -92,6 +94,34 @@ describe("GET /v1/moon", () => {
     expect(Date.parse(body.events.next_moonrise ?? "")).toBeGreaterThan(Date.parse("2024-06-22T00:00:00+02:00"));
     expect(Date.parse(body.events.next_moonset ?? "")).toBeGreaterThan(Date.parse("2024-06-22T00:00:00+02:00"));
   });
+
+  it("gives every rise and set of the day: Tromsø 2025 against the Astronomical Almanac's low-precision Moon", async () => {
+    const [lat, lon] = [69.6492, 18.9553];
+    let doubleDays = 0;
+    for (let ms = Date.UTC(2025, 0, 1); ms < Date.UTC(2026, 0, 1); ms += 86_400_000) {
+      const date = new Date(ms).toISOString().slice(0, 10);
+      const { body } = await get(`?date=${date}&lat=${lat}&lon=${lon}`);
+      // The reference's events whose local date (Europe/Oslo) is this day.
+      const reference = moonCrossings(ms - 3 * 3_600_000, ms + 24 * 3_600_000, lat, lon).filter(
+        (c) => DateTime.fromMillis(c.ms, { zone: "Europe/Oslo" }).toISODate() === date,
+      );
+      for (const [ours, rising] of [
+        [body.events.moonrises, true],
+        [body.events.moonsets, false],
+      ] as const) {
+        const theirs = reference.filter((c) => c.rising === rising).map((c) => c.ms);
+        expect(ours.length, `${date} ${rising ? "rises" : "sets"}`).toBe(theirs.length);
+        ours.forEach((t, i) => {
+          expect(Math.abs(Date.parse(t) - (theirs[i] as number))).toBeLessThan(15 * 60_000);
+        });
+        // The single fields stay the first event, as before.
+        expect(rising ? body.events.moonrise : body.events.moonset).toBe(ours[0] ?? null);
+        if (ours.length > 1) doubleDays++;
+      }
+    }
+    // Several days a year with two rises or two sets (the reference finds four in 2025).
+    expect(doubleDays).toBeGreaterThanOrEqual(4);
+  }, 120_000);
 
   it.each([
     ["?lat=91&lon=0", 'query parameter "lat" is invalid: must be between -90 and 90'],

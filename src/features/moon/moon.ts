@@ -11,6 +11,7 @@ import {
 } from "astronomy-engine";
 import { LRUCache } from "lru-cache";
 import { isoInZone, type LocalDay, round, TimeZones } from "../shared/geo-time.js";
+import { crossings, culminations } from "../shared/rise-set.js";
 import { apparentPhaseLongitude, nextQuarter, searchQuarter } from "./phase.js";
 
 const DAY_MS = 86_400_000;
@@ -38,9 +39,14 @@ export interface PhaseInstant {
 }
 
 export interface MoonEvents {
+  /** The first of the day's events (kept for existing clients; see the lists below). */
   moonrise: string | null;
   moonset: string | null;
   transit: string | null;
+  /** Every event of the local day, in order: at high latitudes a day can have two rises or sets. */
+  moonrises: string[];
+  moonsets: string[];
+  transits: string[];
   /** The first event after the local day, given only when the day has none (else null). */
   next_moonrise: string | null;
   next_moonset: string | null;
@@ -136,22 +142,24 @@ function phaseOfDay(longitude: number, day: LocalDay, candidates: MoonQuarter[])
 
 function events(day: LocalDay, lat: number, lon: number, zones: TimeZones): MoonEvents {
   const observer = new Observer(lat, lon, 0);
-  const span = (day.end.getTime() - day.start.getTime()) / DAY_MS;
   const iso = (d: Date | undefined) => (d ? isoInZone(d, day.zone, zones) : null);
-  const inDay = (d: Date | undefined) => (d && d < day.end ? d : undefined);
+  const all = (ds: Date[]) => ds.map((d) => isoInZone(d, day.zone, zones));
   // Long enough for the polar months during which the Moon neither rises nor sets.
   const nextLimit = 40;
 
-  const rise = SearchRiseSet(Body.Moon, observer, +1, day.start, span)?.date;
-  const set = SearchRiseSet(Body.Moon, observer, -1, day.start, span)?.date;
-  const transit = inDay(SearchHourAngle(Body.Moon, observer, 0, day.start, +1).time.date);
+  const rises = crossings(Body.Moon, observer, +1, day.start, day.end);
+  const sets = crossings(Body.Moon, observer, -1, day.start, day.end);
+  const transits = culminations(Body.Moon, observer, day.start, day.end);
   return {
-    moonrise: iso(rise),
-    moonset: iso(set),
-    transit: iso(transit),
-    next_moonrise: rise ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, nextLimit)?.date),
-    next_moonset: set ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, nextLimit)?.date),
-    next_transit: transit ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
+    moonrise: iso(rises[0]),
+    moonset: iso(sets[0]),
+    transit: iso(transits[0]),
+    moonrises: all(rises),
+    moonsets: all(sets),
+    transits: all(transits),
+    next_moonrise: rises[0] ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, nextLimit)?.date),
+    next_moonset: sets[0] ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, nextLimit)?.date),
+    next_transit: transits[0] ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
   };
 }
 

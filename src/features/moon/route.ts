@@ -37,6 +37,9 @@ const EXAMPLE: MoonResponseBody = {
     moonrise: "2024-01-25T15:59:33+00:00",
     moonset: "2024-01-25T08:20:22+00:00",
     transit: null,
+    moonrises: ["2024-01-25T15:59:33+00:00"],
+    moonsets: ["2024-01-25T08:20:22+00:00"],
+    transits: [],
     next_moonrise: null,
     next_moonset: null,
     next_transit: "2024-01-26T00:30:34+00:00",
@@ -53,7 +56,9 @@ const route = createRoute({
     "Computed with astronomy-engine (principal-phase instants agree with USNO to about a minute). " +
     "The phase of a day on which a principal phase occurs (in `tz`) is that phase, as calendars show it; " +
     "otherwise the intermediate phase at the instant. With `lat`/`lon`, moonrise, moonset and transit inside " +
-    "the local civil day of `tz`: `null` when the day has none, and then `next_*` gives the next one.",
+    "the local civil day of `tz`: `moonrises`, `moonsets` and `transits` list every one (a high-latitude day " +
+    "can have two rises or two sets); `moonrise`, `moonset` and `transit` are the first, `null` when the day " +
+    "has none, and then `next_*` gives the next one.",
   request: { query: MoonQuery },
   responses: {
     200: {

@@ -32,6 +32,9 @@ const instant = (example: string) => z.string().openapi({ example, description: 
 const nullableInstant = (example: string | null, description: string) =>
   z.string().nullable().openapi({ example, description });
 
+const instants = (example: string[], description: string) =>
+  z.array(z.string()).openapi({ example, description: `${description} ISO 8601 with offset.` });
+
 const PhaseInstant = z
   .object({
     key: z.enum(["new_moon", "first_quarter", "full_moon", "last_quarter"]),
@@ -77,9 +80,21 @@ export const MoonResponse = z
     upcoming_phases: z.array(PhaseInstant),
     events: z
       .object({
-        moonrise: nullableInstant("2024-01-25T15:59:33+00:00", "Within the local day; null when there is none."),
-        moonset: nullableInstant("2024-01-25T08:20:22+00:00", "Within the local day; null when there is none."),
-        transit: nullableInstant(null, "Upper culmination within the local day; null when there is none."),
+        moonrise: nullableInstant(
+          "2024-01-25T15:59:33+00:00",
+          "The first moonrise of the local day (see `moonrises`); null when there is none.",
+        ),
+        moonset: nullableInstant(
+          "2024-01-25T08:20:22+00:00",
+          "The first moonset of the local day (see `moonsets`); null when there is none.",
+        ),
+        transit: nullableInstant(null, "The first upper culmination of the local day; null when there is none."),
+        moonrises: instants(
+          ["2024-01-25T15:59:33+00:00"],
+          "Every moonrise of the local day, in order: at high latitudes a day can have two (Tromsø, several days a year).",
+        ),
+        moonsets: instants(["2024-01-25T08:20:22+00:00"], "Every moonset of the local day, in order."),
+        transits: instants([], "Every upper culmination of the local day, in order."),
         next_moonrise: nullableInstant(null, "The next moonrise after the day, only when the day has none."),
         next_moonset: nullableInstant(null, "The next moonset after the day, only when the day has none."),
         next_transit: nullableInstant("2024-01-26T00:30:34+00:00", "The next transit, only when the day has none."),

@@ -1,5 +1,6 @@
 import { Body, Observer, SearchAltitude, SearchHourAngle, SearchRiseSet } from "astronomy-engine";
 import { isoInZone, type LocalDay, round, type TimeZones } from "../shared/geo-time.js";
+import { crossings } from "../shared/rise-set.js";
 
 const DAY_MS = 86_400_000;
 /** Farther than the longest polar night or day anywhere on Earth (about 6 months at a pole). */
@@ -26,19 +27,6 @@ export interface SunReport {
   twilight: { civil: Twilight; nautical: Twilight; astronomical: Twilight };
 }
 
-/** Every rise (+1) or set (−1) of the Sun's upper limb inside [from, until). */
-function crossings(observer: Observer, direction: 1 | -1, from: Date, until: Date): Date[] {
-  const found: Date[] = [];
-  let t = from;
-  while (t < until) {
-    const hit = SearchRiseSet(Body.Sun, observer, direction, t, (until.getTime() - t.getTime()) / DAY_MS)?.date;
-    if (!hit || hit >= until) break;
-    found.push(hit);
-    t = new Date(hit.getTime() + 60_000);
-  }
-  return found;
-}
-
 function twilight(observer: Observer, day: LocalDay, depression: number, zones?: TimeZones): Twilight {
   const span = (day.end.getTime() - day.start.getTime()) / DAY_MS;
   const begin = SearchAltitude(Body.Sun, observer, +1, day.start, span, -depression)?.date;
@@ -53,8 +41,8 @@ function twilight(observer: Observer, day: LocalDay, depression: number, zones?:
 export function sunReport(day: LocalDay, lat: number, lon: number, zones?: TimeZones): SunReport {
   const observer = new Observer(lat, lon, 0);
   const iso = (d: Date | undefined) => (d ? isoInZone(d, day.zone, zones) : null);
-  const rises = crossings(observer, +1, day.start, day.end);
-  const sets = crossings(observer, -1, day.start, day.end);
+  const rises = crossings(Body.Sun, observer, +1, day.start, day.end);
+  const sets = crossings(Body.Sun, observer, -1, day.start, day.end);
   const events = [...rises.map((t) => ({ t, up: true })), ...sets.map((t) => ({ t, up: false }))].sort(
     (a, b) => a.t.getTime() - b.t.getTime(),
   );
