@@ -67,6 +67,12 @@ function suite(acct: AccountApp) {
     expect(await usesLeft(acct, old.key)).toBe(97);
     expect(await usesLeft(acct, fresh.key)).toBe(97);
 
+    // The old key ends with its grace period: its expiry cannot be pushed out.
+    const { csrf } = await accountPage(agent);
+    const stretch = await agent.post(`/account/keys/${old.id}/update`, { csrf, expires: "never" });
+    expect(stretch.status).toBe(409);
+    expect((await errorOf(stretch)).error.reason).toBe("ROLLED");
+
     const again = await roll(agent, fresh.id, "604800");
     expect(again.status).toBe(409);
     expect((await errorOf(again)).error).toMatchObject({ code: "conflict", reason: "ROLL_IN_PROGRESS" });

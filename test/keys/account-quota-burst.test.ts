@@ -37,6 +37,9 @@ async function burst(apps: TestApp[]) {
   );
   expect(new Set(reasons)).toEqual(new Set(["USAGE_EXCEEDED"]));
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(0);
+  // A refund (a charged job that did not complete) goes back to the account.
+  expect(await first.deps.keys.credit(b.id, 2)).toBe(true);
+  expect(await ak.quotas.remaining(owner.ownerId)).toBe(2);
 }
 
 describe("an account's uses under a burst over two keys", () => {

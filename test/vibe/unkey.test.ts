@@ -149,6 +149,7 @@ describe("Unkey key management", () => {
     expect(stored?.meta).toMatchObject({ replaces: old.id });
     expect(unkey().keys.get(old.id)?.expires).toBeLessThanOrEqual(Date.now() + 60_000);
     expect((await h.keys.list()).find((k) => k.id === fresh?.id)?.replaces).toBe(old.id);
+    expect(await h.keys.roll(old.id, undefined, { graceSec: 60 })).toBeNull(); // a key rolls once
   });
 
   it("update sends keys.updateKey with only the fields that change (null clears), as V2KeysUpdateKeyRequestBody", async () => {

@@ -182,12 +182,15 @@ export class UnkeyKeyStore implements KeyStore {
   async roll(id: string, ownerId?: string | null, opts: RollOptions = {}): Promise<CreatedKey | null> {
     const old = await this.get(id, ownerId);
     if (!old || old.enabled === false || (old.expires && old.expires <= this.now().getTime())) return null;
+    if (typeof old.meta?.rolledTo === "string") return null; // a key rolls once
     // `expiration`: milliseconds until Unkey revokes the ORIGINAL key (0: at once). The new key
     // keeps the original's own settings, expiry included (Unkey copies them).
     const expiration = Math.max(0, Math.round((opts.graceSec ?? 0) * 1000));
     const { keyId, key } = Created.parse(await this.manage("/v2/keys.rerollKey", { keyId: id, expiration })).data;
     const { start, last4 } = displayParts(key);
-    await this.manage("/v2/keys.updateKey", { keyId, meta: { ...(old.meta ?? {}), last4, replaces: id } }).catch(
+    const { rolledTo: _, ...meta } = old.meta ?? {};
+    await this.manage("/v2/keys.updateKey", { keyId, meta: { ...meta, last4, replaces: id } }).catch(() => undefined);
+    await this.manage("/v2/keys.updateKey", { keyId: id, meta: { ...(old.meta ?? {}), rolledTo: keyId } }).catch(
       () => undefined,
     );
     return {

@@ -164,6 +164,14 @@ export class AccountKeys {
       const plan = planOf(row.plan);
       const err = beyondPlan(patch, plan);
       if (err) throw err;
+      // A key in its grace period ends with it: a later expiry would keep a second key alive.
+      if (row.rolled_at !== null && patch.expiresAt !== undefined) {
+        throw new ApiError(
+          "conflict",
+          "This key was rolled and ends with its grace period: its expiry cannot change. Revoke it, or edit its replacement.",
+          { reason: "ROLLED" },
+        );
+      }
       if (patch.name !== undefined) {
         const wanted = patch.name.toLowerCase();
         const others = await this.keys.list(row.owner_id);
