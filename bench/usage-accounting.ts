@@ -19,7 +19,7 @@ async function start(counting: boolean) {
   const deps = await buildDeps(config, pino({ level: "silent" }));
   const keys = counting ? deps.keys : createKeyStore(config, deps.database, deps.limiter);
   const app = createApp({ ...deps, keys });
-  const server = await startServer(app, { ...config, port: 0, host: "127.0.0.1" }, deps.logger);
+  const server = await startServer(app, deps, { port: 0, host: "127.0.0.1" });
   const { key } = await keys.create({ name: "bench", permissions: [config.KEY_PERMISSION] });
   return {
     url: `http://127.0.0.1:${server.port}`,

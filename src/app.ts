@@ -26,6 +26,7 @@ import { ApiError, renderError, toApiError } from "./http/errors.js";
 import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
 import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
+import { noNulInJson } from "./http/no-nul.js";
 import { observe } from "./http/observe.js";
 import { queryAliases } from "./http/query-aliases.js";
 import { requestId } from "./http/request-id.js";
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): App {
   app.use(observe(deps.logger, deps.metrics, clientAddressing(deps.config)));
   // Classify reads its JSON off the socket with the same cap (http/json-body.ts).
   app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES, ["/v1/vibe/classify"]));
+  app.use(noNulInJson());
 
   // Before the limits: a browser's preflight is answered (204) without counting against anything.
   app.use("/v1/*", publicCors());

@@ -19,6 +19,7 @@ import { AccountKeys } from "./features/keys/account-keys.js";
 import { accountKeyStore } from "./features/keys/pooled-store.js";
 import { UsageCounter } from "./features/keys/usage.js";
 import { AnswerCache } from "./http/answer-cache.js";
+import { Drain } from "./http/drain.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
@@ -62,6 +63,8 @@ export interface AppDeps {
   forecaster: Forecaster;
   /** VIES registration checks (cached); undefined unless VIES_BASE_URL is set. */
   vatRegistry?: VatRegistry;
+  /** Shutting down: begun by the server's close(), read by /readyz. */
+  drain: Drain;
 }
 
 /** Builds the real dependencies for `config`, applying migrations. */
@@ -98,6 +101,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     forecaster: new OpenMeteoForecaster({ ...upstream, baseUrl: config.OPEN_METEO_BASE_URL }),
     vatRegistry: createVatRegistry(config, metrics),
     now: () => new Date(),
+    drain: new Drain(),
     keys,
     usage,
     accountKeys: new AccountKeys(keys, database.db, usage),

@@ -6,19 +6,19 @@ import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
 import { buildDeps, closeDeps } from "./deps.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
-import { hotLaneFor } from "./http/hot-lane.js";
 import { startServer } from "./server.js";
 
 /**
- * The process: build dependencies, listen, and on SIGTERM/SIGINT stop accepting, drain
- * in-flight requests, close the database and Redis, exit 0.
+ * The process: build dependencies, listen, and on SIGTERM/SIGINT drain (http/drain.ts: stop
+ * accepting, answer what is in flight with `Connection: close`, wait for the last connection to
+ * close), close the database and Redis, exit 0.
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<void> {
   if (config.WEB_CONCURRENCY > 1 && cluster.isPrimary) return runPrimary(config, logger);
   const started = performance.now();
   const deps = await buildDeps(config, logger);
   const app = createApp(deps);
-  const running = await startServer(app, { ...config, port: config.PORT, host: config.HOST }, logger, hotLaneFor(deps));
+  const running = await startServer(app, deps, { port: config.PORT, host: config.HOST });
   const outbox = createContactOutbox(deps);
   outbox.start();
   logger.info(
@@ -35,7 +35,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down: draining in-flight requests");
+    logger.info({ signal, connections: deps.drain.sockets }, "shutting down: draining");
     await running.close();
     await outbox.stop();
     await closeDeps(deps);

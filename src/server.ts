@@ -1,45 +1,59 @@
-import { randomUUID } from "node:crypto";
-import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
+import { type AddressInfo, Server as NetServer } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { Logger } from "pino";
 import type { App } from "./app.js";
-import type { Config } from "./config.js";
-import { ApiError, type ErrorCode, errorBody } from "./http/errors.js";
+import type { AppDeps } from "./deps.js";
+import { hotLaneFor } from "./http/hot-lane.js";
+import { refuseConnect, refuseMalformed, requestErrorResponse, writeClientError } from "./http/malformed.js";
 
 export interface RunningServer {
   server: Server;
   port: number;
-  /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), then resolves. */
+  /**
+   * Drains (http/drain.ts) and resolves once the last connection is closed, or at the shutdown
+   * deadline, when whatever is still open is cut.
+   */
   close(): Promise<void>;
 }
 
-type ServerTimeouts = Pick<
-  Config,
-  "HEADERS_TIMEOUT_MS" | "REQUEST_TIMEOUT_MS" | "KEEP_ALIVE_TIMEOUT_MS" | "SHUTDOWN_TIMEOUT_MS"
->;
+/**
+ * How much sooner than the server really closes an idle keep-alive socket its `Keep-Alive:
+ * timeout=N` header says it will. A client (or balancer) that trusts the header stops reusing the
+ * socket first even when its own timer fires late, so a reused socket is never closed under a
+ * request. Node 20 advertises exactly the time it waits.
+ */
+export const KEEP_ALIVE_MARGIN_MS = 1000;
+
+/** The `timeout=N` (seconds) the server's `Keep-Alive` header gives for KEEP_ALIVE_TIMEOUT_MS. */
+export const advertisedKeepAliveSec = (keepAliveMs: number): number =>
+  Math.floor(Math.max(0, keepAliveMs - KEEP_ALIVE_MARGIN_MS) / 1000);
 
 /** Listens with explicit timeouts, so slow or stuck clients are cut in seconds. */
-export async function startServer(
-  app: App,
-  opts: ServerTimeouts & { port: number; host: string },
-  logger: Logger,
-  /** The hot lane (hotLaneFor(deps)): answers what it can in front of the app. */
-  lane?: (app: RequestListener) => RequestListener,
-): Promise<RunningServer> {
-  const listener = getRequestListener(app.fetch);
-  const server = createServer(lane ? lane(listener) : listener);
-  server.headersTimeout = opts.HEADERS_TIMEOUT_MS;
-  server.requestTimeout = opts.REQUEST_TIMEOUT_MS;
-  server.keepAliveTimeout = opts.KEEP_ALIVE_TIMEOUT_MS;
+export async function startServer(app: App, deps: AppDeps, at: { port: number; host: string }): Promise<RunningServer> {
+  const { config, logger, drain } = deps;
+  const lane = hotLaneFor(deps);
+  const listener = getRequestListener(app.fetch, { errorHandler: requestErrorResponse(logger) });
+  // Node's own bare 400 for a missing Host is replaced by refuseMalformed's.
+  const server = createServer(
+    { requireHostHeader: false },
+    advertiseKeepAlive(
+      drain.wrap(refuseMalformed(lane ? lane(listener) : listener, logger)),
+      config.KEEP_ALIVE_TIMEOUT_MS,
+    ),
+  );
+  server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+  server.requestTimeout = config.REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = config.KEEP_ALIVE_TIMEOUT_MS;
   // How often Node checks headersTimeout/requestTimeout (default 30 s): a slow client is
   // cut within about a second of its deadline.
   (server as Server & { connectionsCheckingInterval?: number }).connectionsCheckingInterval = 1000;
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => writeClientError(err, socket, logger));
+  server.on("connect", (req, socket) => refuseConnect(req, socket, logger));
+  drain.track(server);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port, opts.host, () => {
+    server.listen(at.port, at.host, () => {
       server.off("error", reject);
       resolve();
     });
@@ -49,45 +63,33 @@ export async function startServer(
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= new Promise<void>((resolve) => {
-      const force = setTimeout(() => server.closeAllConnections(), opts.SHUTDOWN_TIMEOUT_MS);
+      const began = performance.now();
+      drain.begin();
+      const force = setTimeout(() => {
+        logger.warn({ connections: drain.sockets }, "shutdown deadline: cutting the connections still open");
+        server.closeAllConnections();
+      }, config.SHUTDOWN_TIMEOUT_MS);
       force.unref();
-      server.close(() => {
+      // net.Server's close: stop accepting and call back once the last connection is gone.
+      // http.Server's close would also cut every idle keep-alive socket at once (http/drain.ts).
+      NetServer.prototype.close.call(server, () => {
         clearTimeout(force);
+        logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");
+        server.close(); // nothing left to close: this stops Node's timeout checks
         resolve();
       });
-      // Idle keep-alive sockets would hold close() open; busy ones close after their response.
-      server.closeIdleConnections();
     });
     return closing;
   };
   return { server, port, close };
 }
 
-/**
- * Errors Node's HTTP parser raises before the app sees a request (malformed request line,
- * headers too large, request timeout) still get the one error shape and an X-Request-Id.
- */
-function writeClientError(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex, logger: Logger) {
-  if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
-    socket.destroy();
-    return;
-  }
-  const [code, message]: [ErrorCode, string] =
-    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-      ? ["request_timeout", "Request was not received in time."]
-      : err.code === "HPE_HEADER_OVERFLOW"
-        ? ["headers_too_large", "Request headers are too large."]
-        : ["invalid_body", "Malformed HTTP request."];
-  const apiError = new ApiError(code, message);
-  const id = randomUUID();
-  const body = JSON.stringify(errorBody(apiError, id));
-  logger.info({ request_id: id, status: apiError.status, err: err.code }, "client error");
-  socket.end(
-    `HTTP/1.1 ${apiError.status} ${code.replaceAll("_", " ")}\r\n` +
-      "Content-Type: application/json\r\n" +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${id}\r\n` +
-      "Connection: close\r\n\r\n" +
-      body,
-  );
+/** Makes every keep-alive answer's `Keep-Alive: timeout=N` the advertised time, not the real one. */
+function advertiseKeepAlive(next: RequestListener, keepAliveMs: number): RequestListener {
+  // Node writes `timeout=floor(_keepAliveTimeout / 1000)`, copied from server.keepAliveTimeout.
+  const advertisedMs = advertisedKeepAliveSec(keepAliveMs) * 1000 || 1;
+  return (req, res) => {
+    (res as ServerResponse & { _keepAliveTimeout: number })._keepAliveTimeout = advertisedMs;
+    next(req, res);
+  };
 }

@@ -4,7 +4,7 @@ import { bodyLimit as honoBodyLimit } from "hono/body-limit";
 import { ApiError } from "./errors.js";
 import type { AppEnv } from "./types.js";
 
-const BODILESS = new Set(["GET", "HEAD", "OPTIONS"]);
+export const BODILESS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The one 413 every body limit answers. */
 export const tooLarge = (maxBytes: number) =>

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import getRawBody from "raw-body";
 import { tooLarge } from "./body-limit.js";
 import { ApiError } from "./errors.js";
+import { refuseNul } from "./no-nul.js";
 import type { AppEnv } from "./types.js";
 
 export const BODY_MUST_BE_JSON = "Request body must be JSON.";
@@ -28,6 +29,7 @@ export async function readJsonBody(c: Context<AppEnv>, maxBytes: number): Promis
     throw new ApiError("invalid_body", BODY_MUST_BE_JSON);
   }
   if (text.trim() === "") throw new ApiError("invalid_body", BODY_MUST_BE_JSON);
+  refuseNul(text); // what no-nul.ts checks for every other JSON body
   try {
     return JSON.parse(text) as unknown;
   } catch {

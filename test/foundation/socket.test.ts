@@ -113,6 +113,66 @@ describe("HTTP core, over a real socket", () => {
     expect(JSON.parse(bodyOf(res.text)).error.code).toBe("request_timeout");
   });
 
+  /** An answer in the one error shape with its X-Request-Id, on a connection the server closed. */
+  const expectShaped = (res: { text: string; status: number | null; closedByServer: boolean }, status: number) => {
+    expect(res.status).toBe(status);
+    expect(res.closedByServer).toBe(true);
+    const id = headerOf(res.text, "X-Request-Id");
+    expect(id).toMatch(UUID);
+    expect(headerOf(res.text, "Content-Type")).toBe("application/json");
+    const body = JSON.parse(bodyOf(res.text));
+    expect(Object.keys(body)).toEqual(["error"]);
+    expect(body.error.request_id).toBe(id);
+    return body.error as { code: string; message: string };
+  };
+
+  it.each([
+    ["no Host", "GET /healthz HTTP/1.1\r\n\r\n", "the Host header is missing"],
+    ["a Host with a space", "GET /v1/moon HTTP/1.1\r\nHost: exa mple\r\n\r\n", "the Host header is not a host name"],
+    ["a Host with a path", "GET /healthz HTTP/1.1\r\nHost: a/b\r\n\r\n", "the Host header is not a host name"],
+    ["two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "the Host header is repeated"],
+    ["a * target", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", "the target must be a path"],
+    ["a backslash in the path", "GET /v1\\moon HTTP/1.1\r\nHost: x\r\n\r\n", "Backslash in request path"],
+  ])("%s → 400 invalid_body in the error shape, connection closed", async (_name, request, why) => {
+    const error = expectShaped(await rawRequest(port(), [request]), 400);
+    expect(error).toEqual(
+      expect.objectContaining({ code: "invalid_body", message: `Malformed HTTP request: ${why}.` }),
+    );
+  });
+
+  it("CONNECT → 400 in the error shape before the connection closes", async () => {
+    const res = await rawRequest(port(), ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"]);
+    expect(expectShaped(res, 400).code).toBe("invalid_body");
+  });
+
+  it("a malformed chunk size → 400 in the error shape", async () => {
+    const res = await rawRequest(port(), [
+      "POST /test/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "zz\r\nabc\r\n",
+    ]);
+    expect(expectShaped(res, 400)).toMatchObject({ code: "invalid_body", message: "Malformed HTTP request." });
+  });
+
+  it("a body that stops coming → 408 request_timeout in the error shape (REQUEST_TIMEOUT_MS)", async () => {
+    const res = await rawRequest(
+      port(),
+      ["POST /test/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n", '{"a":'],
+      10_000,
+    );
+    expect(expectShaped(res, 408).code).toBe("request_timeout");
+  });
+
+  it("what is well-formed still passes: host:port, an IPv6 literal, absolute-form, HTTP/1.0 with a Host", async () => {
+    for (const request of [
+      "GET /healthz HTTP/1.1\r\nHost: localhost:8080\r\nConnection: close\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+      "GET http://x/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      "GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n",
+    ]) {
+      expect((await rawRequest(port(), [request])).status).toBe(200);
+    }
+  });
+
   it("answers a malformed request line with 400 in the error shape", async () => {
     const res = await rawRequest(port(), ["BLAH\r\n\r\n"]);
     expect(res.status).toBe(400);

@@ -3,7 +3,6 @@ import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
-import { hotLaneFor } from "../../src/http/hot-lane.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { tempDir } from "./env.js";
 import { expectErrorShape } from "./error-shape.js";
@@ -42,12 +41,7 @@ export async function testServer(
   patch?: (deps: AppDeps) => Partial<AppDeps>,
 ): Promise<TestServer> {
   const t = await testApp(env, patch);
-  const server = await startServer(
-    t.app,
-    { ...t.config, port: 0, host: "127.0.0.1" },
-    t.deps.logger,
-    hotLaneFor(t.deps),
-  );
+  const server = await startServer(t.app, t.deps, { port: 0, host: "127.0.0.1" });
   return {
     ...t,
     server,

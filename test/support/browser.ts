@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { type Browser, chromium } from "playwright-core";
-import { hotLaneFor } from "../../src/http/hot-lane.js";
 import { startServer } from "../../src/server.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { type SmtpTestServer, startSmtpServer } from "./smtp-server.js";
@@ -60,7 +59,7 @@ export async function startBrowserSite(
   const base = `http://localhost:${port}`;
   const smtp = await startSmtpServer();
   const t = await testApp({ PORT: String(port), PUBLIC_URL: base, MAIL_URL: smtp.url, ...(await env(base)) });
-  const server = await startServer(t.app, { ...t.config, port, host: "127.0.0.1" }, t.deps.logger, hotLaneFor(t.deps));
+  const server = await startServer(t.app, t.deps, { port, host: "127.0.0.1" });
   const browser = await launchChromium();
   return {
     base,

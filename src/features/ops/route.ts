@@ -9,6 +9,8 @@ export function registerOps(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
   app.get("/readyz", async (c) => {
+    // Shutting down: not ready, whatever the stores say, so a balancer stops sending at once.
+    if (deps.drain.active) return c.json({ status: "not_ready", checks: { shutdown: "draining" } }, 503);
     const [database, redis] = await Promise.all([
       deps.database.ping(),
       deps.redis ? deps.limiter.ready() : Promise.resolve(null),
