@@ -17,10 +17,11 @@ export interface RunningServer {
 }
 
 /**
- * How much sooner than the server really closes an idle keep-alive socket its `Keep-Alive:
- * timeout=N` header says it will. A client (or balancer) that trusts the header stops reusing the
- * socket first even when its own timer fires late, so a reused socket is never closed under a
- * request. Node 20 advertises exactly the time it waits.
+ * How much sooner than KEEP_ALIVE_TIMEOUT_MS the `Keep-Alive: timeout=N` header says an idle socket
+ * closes. Node closes it at KEEP_ALIVE_TIMEOUT_MS (Node 20.20 one second later still) but would
+ * advertise all of it; a client's idle timer can fire a second or more late (undici's are that
+ * coarse, a busy event loop later still), and then reuses a socket the server is closing. With
+ * this margin a client (or balancer) that keeps to the header stops reusing the socket first.
  */
 export const KEEP_ALIVE_MARGIN_MS = 1000;
 

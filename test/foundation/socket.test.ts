@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readJsonBody } from "../../src/http/json-body.js";
 import { type TestServer, testServer } from "../helpers/app.js";
-import { bodyOf, headerOf, rawRequest } from "../helpers/raw-http.js";
+import { bodyOf, headerOf, keepAliveSocket, rawRequest } from "../helpers/raw-http.js";
 
 const UUID = /^[0-9a-f-]{36}$/;
 
@@ -178,6 +178,26 @@ describe("HTTP core, over a real socket", () => {
     expect(res.status).toBe(400);
     expect(headerOf(res.text, "X-Request-Id")).toMatch(UUID);
     expect(JSON.parse(bodyOf(res.text)).error.code).toBe("invalid_body");
+  });
+});
+
+describe("kept-alive sockets", () => {
+  it("a client that reuses a socket within the advertised Keep-Alive timeout is always answered", async () => {
+    const t = await testServer({ KEEP_ALIVE_TIMEOUT_MS: "3000" });
+    try {
+      const socket = await keepAliveSocket(t.server.port);
+      const request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+      const first = await socket.send(request);
+      const advertised = Number(/timeout=(\d+)/.exec(headerOf(first.head, "Keep-Alive") ?? "")?.[1]);
+      expect(advertised).toBeGreaterThan(0);
+      // Idle for all the header allows, and more: a client's idle timer may fire a second late
+      // (undici's are that coarse) or later on a busy event loop.
+      await new Promise((r) => setTimeout(r, advertised * 1000 + 1200));
+      expect((await socket.send(request)).status).toBe(200);
+      socket.destroy();
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -22,12 +22,15 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs `almanac serve` as a real process (what `npm start` runs) and waits until it answers. */
+/**
+ * Runs `almanac serve` as a real process (what `npm start` runs) and waits until it answers; on
+ * `port` (a restart in the same place), else on a free one.
+ */
 export async function spawnServer(
   env: Record<string, string>,
-  opts: { startTimeoutMs?: number } = {},
+  opts: { startTimeoutMs?: number; port?: number } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const proc = spawn(process.execPath, ["bin/almanac.js", "serve"], {
     env: { ...childEnv(env), PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -57,3 +57,76 @@ export function bodyOf(raw: string): string {
   const i = raw.indexOf("\r\n\r\n");
   return i < 0 ? "" : raw.slice(i + 4);
 }
+
+export interface RawAnswer {
+  status: number;
+  head: string;
+  body: string;
+}
+
+/**
+ * One kept-alive connection, for requests sent one after another on the same socket: `send`
+ * writes a request and resolves with its answer (framed by Content-Length); `closed` resolves
+ * when the server closes the socket.
+ */
+export async function keepAliveSocket(port: number, host = "127.0.0.1") {
+  const socket: Socket = connect(port, host);
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("error", reject);
+  });
+  socket.setEncoding("latin1");
+  let buffered = "";
+  let waiting: (() => void) | undefined;
+  socket.on("data", (d: string) => {
+    buffered += d;
+    waiting?.();
+  });
+  let isClosed = false;
+  const closed = new Promise<void>((resolve) =>
+    socket.once("close", () => {
+      isClosed = true;
+      waiting?.();
+      resolve();
+    }),
+  );
+  socket.on("error", () => undefined);
+
+  /** The next whole answer in the buffer, or undefined when it is not all there yet. */
+  const take = (): RawAnswer | undefined => {
+    const end = buffered.indexOf("\r\n\r\n");
+    if (end < 0) return undefined;
+    const head = buffered.slice(0, end);
+    const length = Number(/^content-length: *(\d+)/im.exec(head)?.[1] ?? 0);
+    if (buffered.length < end + 4 + length) return undefined;
+    const body = buffered.slice(end + 4, end + 4 + length);
+    buffered = buffered.slice(end + 4 + length);
+    return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), head, body };
+  };
+
+  return {
+    closed,
+    get isClosed() {
+      return isClosed;
+    },
+    /** Writes `request` and resolves with the answer; rejects if the socket closes first. */
+    send(request: string): Promise<RawAnswer> {
+      socket.write(request);
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const answer = take();
+          if (answer) {
+            waiting = undefined;
+            resolve(answer);
+          } else if (isClosed) {
+            waiting = undefined;
+            reject(new Error("the server closed the connection without a whole answer"));
+          }
+        };
+        waiting = check;
+        check();
+      });
+    },
+    destroy: () => socket.destroy(),
+  };
+}

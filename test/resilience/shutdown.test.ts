@@ -4,6 +4,7 @@ import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
 import { tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer } from "../helpers/process.js";
+import { headerOf, keepAliveSocket } from "../helpers/raw-http.js";
 import { fdsOf, send, settle } from "./support.js";
 
 const IN_FLIGHT = 50;
@@ -63,5 +64,82 @@ describe("SIGTERM with requests in flight", () => {
     expect(answers.map((a) => a.status)).toEqual(Array(IN_FLIGHT).fill(200));
     expect(JSON.parse(answers[0]?.body ?? "{}")).toHaveProperty("location");
     expect(await server.exited).toBe(0);
+  });
+});
+
+describe("SIGTERM with kept-alive connections (drain)", () => {
+  const GET = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+
+  it("readyz 503 at once; every answer after the signal says Connection: close and its socket closes; exit 0 before the deadline", async () => {
+    const drained = await spawnServer({
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: "info",
+      DEMO_HOURLY_LIMIT: "1000000",
+      POSTCODES_BASE_URL: postcodes.url,
+      OPEN_METEO_BASE_URL: meteo.url,
+      UPSTREAM_TIMEOUT_MS: "10000",
+      KEEP_ALIVE_TIMEOUT_MS: "3000",
+      // Far beyond the test's own timeout: exiting at all means exiting because it was idle.
+      SHUTDOWN_TIMEOUT_MS: "120000",
+    });
+    try {
+      const busy = await keepAliveSocket(drained.port);
+      const idle = await keepAliveSocket(drained.port);
+      const ready = await keepAliveSocket(drained.port);
+      const untouched = await keepAliveSocket(drained.port);
+      for (const socket of [idle, ready, untouched]) {
+        const before = await socket.send(GET("/healthz"));
+        expect(headerOf(before.head, "Connection")).toBe("keep-alive");
+      }
+      // A weather answer held upstream: in flight on `busy` when the signal comes.
+      const seen = meteo.requests.length;
+      meteo.gate();
+      const held = busy.send(GET("/v1/weather?postcode=SW1A%202AA"));
+      await settle(
+        () => meteo.requests.length,
+        (n) => n > seen,
+      );
+
+      drained.proc.kill("SIGTERM");
+      // The listener closes at once (a moment for the signal to arrive)…
+      let refused = "";
+      for (let i = 0; i < 50 && refused !== "ECONNREFUSED"; i++) {
+        refused = await send(`${drained.url}/healthz`, { limitMs: 2000 }).then(
+          (a) => `answered ${a.status}`,
+          (err: NodeJS.ErrnoException) => err.code ?? err.message,
+        );
+        if (refused !== "ECONNREFUSED") await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(refused).toBe("ECONNREFUSED");
+
+      // …readiness fails at once on a connection already open, and that connection closes after it.
+      const notReady = await ready.send(GET("/readyz"));
+      expect(notReady.status).toBe(503);
+      expect(JSON.parse(notReady.body)).toEqual({ status: "not_ready", checks: { shutdown: "draining" } });
+      expect(headerOf(notReady.head, "Connection")).toBe("close");
+      await ready.closed;
+
+      // A socket idle at the signal is not cut: a request on it is answered, then it closes.
+      const late = await idle.send(GET("/healthz"));
+      expect(late.status).toBe(200);
+      expect(headerOf(late.head, "Connection")).toBe("close");
+      await idle.closed;
+
+      // The answer in flight at the signal completes, with Connection: close.
+      meteo.release();
+      const answer = await held;
+      expect(answer.status).toBe(200);
+      expect(headerOf(answer.head, "Connection")).toBe("close");
+      await busy.closed;
+
+      // The last one nobody uses closes at its keep-alive time, and the process exits: drained,
+      // not cut at the deadline.
+      await untouched.closed;
+      expect(await drained.exited).toBe(0);
+      expect(drained.output()).toContain('"msg":"drained"');
+      expect(drained.output()).not.toContain("shutdown deadline");
+    } finally {
+      if (drained.proc.exitCode === null) drained.proc.kill("SIGKILL");
+    }
   });
 });

@@ -47,7 +47,7 @@ describe.skipIf(!hasNginx || !REDIS_URL)(
         spawnServer({ ...env, DATA_DIR: tempDir() }, { startTimeoutMs: 60_000 }),
         spawnServer({ ...env, DATA_DIR: tempDir() }, { startTimeoutMs: 60_000 }),
       ]);
-      lb = await Nginx.start({ app1: a.port, app2: b.port });
+      lb = await Nginx.start([a.port, b.port]);
     }, 120_000);
 
     afterAll(async () => {
@@ -118,7 +118,7 @@ describe.skipIf(!hasNginx || !REDIS_URL)(
     });
 
     it("with no instance answering → 503 unavailable in the API's shape, with Retry-After", async () => {
-      const dead = await Nginx.start({ app1: await freePort(), app2: await freePort() });
+      const dead = await Nginx.start([await freePort(), await freePort()]);
       try {
         const res = await rawRequest(dead.port, [
           "GET /v1/moon HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",

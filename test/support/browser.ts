@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { type Browser, chromium } from "playwright-core";
 import { startServer } from "../../src/server.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { closeNow, type TestApp, testApp } from "../helpers/app.js";
 import { type SmtpTestServer, startSmtpServer } from "./smtp-server.js";
 
 /** Debian's Chromium, or CHROMIUM_PATH. */
@@ -68,7 +68,7 @@ export async function startBrowserSite(
     browser,
     close: async () => {
       await browser.close();
-      await server.close();
+      await closeNow(server);
       await t.close();
       await smtp.close();
     },

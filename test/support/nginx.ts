@@ -11,8 +11,8 @@ export const hasNginx = canRun(NGINX, ["-v"]);
 
 /**
  * A real nginx running the repository's own `deploy/nginx.conf` (the compose load balancer),
- * with the compose service names `app1`/`app2` pointed at local ports and the listener on a free
- * loopback port. Everything nginx writes stays in a private directory.
+ * with its upstream servers (the compose services `app1`, `app2`) replaced by local ports and the
+ * listener on a free loopback port. Everything nginx writes stays in a private directory.
  */
 export class Nginx {
   private constructor(
@@ -24,22 +24,26 @@ export class Nginx {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  static async start(upstreams: { app1: number; app2: number }): Promise<Nginx> {
+  /** nginx in front of the instances listening on `upstreams` (ports), one `server` line each. */
+  static async start(upstreams: number[]): Promise<Nginx> {
     const dir = tempDir("almanac-nginx-");
     for (const sub of ["body", "proxy", "logs"]) mkdirSync(join(dir, sub));
     chmodSync(dir, 0o777); // workers run as nobody when the master runs as root
     for (const sub of ["body", "proxy"]) chmodSync(join(dir, sub), 0o777);
     const port = await freePort();
     let site = readFileSync(new URL("../../deploy/nginx.conf", import.meta.url), "utf8");
-    const rewrites: [string, string][] = [
-      ["server app1:8080", `server 127.0.0.1:${upstreams.app1}`],
-      ["server app2:8080", `server 127.0.0.1:${upstreams.app2}`],
-      ["listen 8080;", `listen 127.0.0.1:${port};`],
-    ];
-    for (const [from, to] of rewrites) {
-      if (!site.includes(from)) throw new Error(`deploy/nginx.conf has no "${from}" for this harness to rewrite`);
-      site = site.replace(from, to);
+    // The compose services' `server appN:8080 <parameters>;` lines become one line per port,
+    // with the same parameters.
+    const servers = [...site.matchAll(/^(\s*)server app\d+:8080( [^;]*)?;\n/gm)];
+    const [first] = servers;
+    if (!first || !site.includes("listen 8080;")) {
+      throw new Error(
+        "deploy/nginx.conf has no `server appN:8080` lines or `listen 8080;` for this harness to rewrite",
+      );
     }
+    const lines = upstreams.map((p) => `${first[1]}server 127.0.0.1:${p}${first[2] ?? ""};\n`).join("");
+    for (const s of servers.slice(1)) site = site.replace(s[0], "");
+    site = site.replace(first[0], lines).replace("listen 8080;", `listen 127.0.0.1:${port};`);
     writeFileSync(
       join(dir, "nginx.conf"),
       [
