@@ -6,9 +6,8 @@
  */
 import { execFileSync } from "node:child_process";
 import http from "node:http";
-import { hotLaneFor } from "../../src/http/hot-lane.js";
 import { startServer } from "../../src/server.js";
-import { testApp } from "../helpers/app.js";
+import { closeNow, testApp } from "../helpers/app.js";
 
 execFileSync("ip", ["link", "set", "lo", "up"]);
 for (const net of ["2001:db8:1:2::/64", "2001:db8:1:3::/64"])
@@ -17,7 +16,7 @@ for (const net of ["2001:db8:1:2::/64", "2001:db8:1:3::/64"])
 execFileSync("sysctl", ["-qw", "net.ipv6.ip_nonlocal_bind=1"]);
 
 const t = await testApp({ DEMO_HOURLY_LIMIT: "3" });
-const server = await startServer(t.app, { ...t.config, port: 0, host: "::" }, t.deps.logger, hotLaneFor(t.deps));
+const server = await startServer(t.app, t.deps, { port: 0, host: "::" });
 
 const get = (localAddress: string) =>
   new Promise<number>((resolve, reject) => {
@@ -35,6 +34,6 @@ const get = (localAddress: string) =>
 const sameNetwork: number[] = [];
 for (let i = 1; i <= 6; i++) sameNetwork.push(await get(`2001:db8:1:2::${i}`));
 const otherNetwork = [await get("2001:db8:1:3::1"), await get("2001:db8:1:3::2")];
-await server.close();
+await closeNow(server);
 await t.close();
 console.log(JSON.stringify({ sameNetwork, otherNetwork }));
