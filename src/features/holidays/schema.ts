@@ -26,23 +26,32 @@ const region = z
       "`england-and-wales` (= `ENG`).",
   });
 
-/** A comma-separated list of `allowed` words, any case. */
+/**
+ * A list of `allowed` words, any case, sent repeated (`types=public&types=bank`, as openapi-fetch and
+ * orval send arrays) or comma-separated (`types=public,bank`), or both. Documented as an array of
+ * the words, `style: form, explode: true`.
+ */
 const listOf = <T extends string>(allowed: readonly T[]) =>
-  z
-    .string()
-    .transform((s) => s.split(",").map((t) => t.trim().toLowerCase()))
-    .refine((list) => list.every((t) => (allowed as readonly string[]).includes(t)), {
-      message: `must be a comma-separated list of ${allowed.join(", ")}`,
-    })
-    .transform((list) => list as T[]);
+  z.preprocess(
+    (v) =>
+      (Array.isArray(v) ? v : [v]).flatMap((s) =>
+        typeof s === "string" ? s.split(",").map((t) => t.trim().toLowerCase()) : [s],
+      ),
+    z.array(
+      z.enum(allowed as readonly [T, ...T[]], { error: `must be a comma-separated list of ${allowed.join(", ")}` }),
+    ),
+  );
+
+/** Parameter metadata of a list (the explode form a generated client sends). */
+const listParam = (name: string) => ({ param: { name, in: "query" as const, style: "form" as const, explode: true } });
 
 export const DAY_OFF_RULES = ["day_off", ...HOLIDAY_TYPES] as const;
 
 const types = listOf(HOLIDAY_TYPES)
   .optional()
   .openapi({
-    ...q("types"),
-    example: "public,bank",
+    ...listParam("types"),
+    example: ["public", "bank"],
     description:
       "Holiday types to list (default `public`). `bank`: banks (and in some countries offices) close but it is " +
       "not a public holiday, e.g. Germany's 24 and 31 December afternoons, New South Wales' Bank Holiday.",
@@ -75,8 +84,8 @@ export const WorkingDaysQuery = z.object({
   count: listOf(DAY_OFF_RULES)
     .optional()
     .openapi({
-      ...q("count"),
-      example: "public,bank",
+      ...listParam("count"),
+      example: ["public", "bank"],
       description:
         "What makes a weekday a day off (default `day_off`): `day_off`, the holidays marked `day_off` (full-day " +
         "public holidays most employees have off); or holiday types, whole or part day — `public` (every public " +

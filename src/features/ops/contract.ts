@@ -30,8 +30,7 @@ const ERROR = { $ref: "#/components/schemas/Error" };
 
 /**
  * What the lookups' query parameters really are. The validators read strings (every query value
- * is one) and parse them; the document says what they accept: numbers with their ranges, a list
- * as an array (comma-separated, `style: form, explode: false`), dates as dates.
+ * is one) and parse them; the document says what they accept: numbers with their ranges, dates as dates.
  */
 const QUERY_TYPES: Record<string, Json> = {
   lat: { type: "number", minimum: -90, maximum: 90 },
@@ -41,6 +40,16 @@ const QUERY_TYPES: Record<string, Json> = {
   add: { type: "integer", minimum: -1000, maximum: 1000 },
 };
 const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
+
+/**
+ * Every parameter states how it is serialised, OpenAPI's defaults made explicit so no generator
+ * guesses: query parameters `form` + `explode: true` (a list is sent repeated, `types=a&types=b`,
+ * which the server accepts as it accepts `types=a,b`), headers `simple`.
+ */
+function withStyle(p: Json): Json {
+  if (p.style !== undefined) return p;
+  return p.in === "query" ? { ...p, style: "form", explode: true } : { ...p, style: "simple", explode: false };
+}
 
 /** "… Also accepted as `latitude`." on each query parameter that has aliases. */
 function withAliases(p: Json): Json {
@@ -63,19 +72,6 @@ function typedParameter(path: string, p: Json): Json {
   if (typed) {
     const example = schema.example === undefined ? undefined : Number(schema.example);
     return { ...p, schema: { description: schema.description, ...typed, ...(example !== undefined && { example }) } };
-  }
-  if (name === "types") {
-    return {
-      ...p,
-      style: "form",
-      explode: false,
-      schema: {
-        description: schema.description,
-        type: "array",
-        items: { type: "string", enum: ["public", "bank", "optional", "school", "observance"] },
-        example: ["public", "bank"],
-      },
-    };
   }
   if (name === "date") {
     const { pattern: _pattern, ...rest } = schema;
@@ -231,6 +227,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
         const ok = op.responses["200"];
         if (ok) ok.headers = { ...ok.headers, ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") };
       }
+      if (op.parameters) op.parameters = op.parameters.map(withStyle);
       for (const [status, response] of Object.entries(op.responses)) {
         response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
         if (path.startsWith("/v1/"))

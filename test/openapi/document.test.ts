@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestApp, testApp } from "../helpers/app.js";
+
+/** What issue 21 asks of the document itself, each checked through HTTP against the served document. */
+
+type Parameter = { in: string; name: string; style?: string; explode?: boolean; schema?: Record<string, unknown> };
+type Operation = {
+  parameters?: Parameter[];
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
+};
+type Doc = { servers: { url: string }[]; paths: Record<string, Record<string, Operation>> } & Record<string, unknown>;
+
+let t: TestApp;
+let doc: Doc;
+beforeAll(async () => {
+  t = await testApp({ PUBLIC_URL: "https://almanac.example" });
+  doc = (await (await t.app.request("/v1/openapi.json")).json()) as Doc;
+});
+afterAll(() => t.close());
+
+const operations = () =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method, op })),
+  );
+
+describe("array parameters (21.2)", () => {
+  it.each([
+    ["repeated", "types=public&types=bank"],
+    ["comma-separated", "types=public,bank"],
+    ["both", "types=public,bank&types=school"],
+  ])("GET /v1/holidays takes types %s", async (_form, query) => {
+    const res = await t.app.request(`/v1/holidays?country=DE&year=2026&${query}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { types: string[] };
+    expect(body.types).toEqual(expect.arrayContaining(["public", "bank"]));
+  });
+
+  it("a repeated count= is taken as well", async () => {
+    const res = await t.app.request(
+      "/v1/holidays/working-days?country=DE&date=2026-12-23&add=1&count=public&count=bank",
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { count: string[] }).count).toEqual(["public", "bank"]);
+  });
+
+  it("an unknown type among repeated ones is still a 400 naming the parameter", async () => {
+    const res = await t.app.request("/v1/holidays?country=DE&types=public&types=nope");
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^query parameter "types"/);
+  });
+
+  it("every parameter declares style and explode; the lists are exploded arrays", () => {
+    const params = operations().flatMap(({ path, method, op }) =>
+      (op.parameters ?? []).map((p) => ({ where: `${method} ${path} ${p.in} ${p.name}`, p })),
+    );
+    expect(params.filter(({ p }) => p.style === undefined || p.explode === undefined).map((x) => x.where)).toEqual([]);
+    for (const list of ["types", "count"]) {
+      const p = params.find((x) => x.p.name === list)?.p;
+      expect(p).toMatchObject({ in: "query", style: "form", explode: true, schema: { type: "array" } });
+    }
+  });
+});
