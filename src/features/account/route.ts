@@ -10,6 +10,7 @@ import { ACCOUNT_CSS, ACCOUNT_JS } from "./assets.js";
 import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
 import { asApiError, authHeaders, field, formBody, pageHeaders } from "./http.js";
+import { isKnownBrowser, knownBrowserCookie } from "./known-browser.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
 import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
@@ -107,6 +108,18 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     publicOrigin: new URL(deps.config.PUBLIC_URL).origin,
     originFixed: deps.config.PUBLIC_URL_FIXED,
   };
+  /** Spends one sign-in `action` for `address` from this request's IP (and browser, when known for it). */
+  const spend = (c: Context<AppEnv>, action: SignInAction, address: string) =>
+    spendSignIn(
+      deps.limiter,
+      action,
+      c.get("clientKey"),
+      address,
+      isKnownBrowser(c, deps.config.PUBLIC_URL, ctx.secret, address),
+    );
+  /** The cookie that marks this browser as known for `address` after a completed sign-in. */
+  const rememberBrowser = (c: Context<AppEnv>, address: string) =>
+    knownBrowserCookie(c, deps.config.PUBLIC_URL, ctx.secret, address);
 
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
     const sub = c.req.path.slice("/api/auth".length);
@@ -115,14 +128,15 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     if (!deps.mail && c.req.path === SEND_OTP_PATH) {
       throw new ApiError("unavailable", "Sign-in is unavailable: no mail lane is configured on this server.");
     }
+    let address = "";
     if (route.limit) {
       const body = (await c.req.raw
         .clone()
         .json()
         .catch(() => null)) as { email?: unknown } | null;
       // Without an address better-auth answers 400 itself; the IP budget is spent either way.
-      const address = typeof body?.email === "string" ? body.email : "";
-      const budget = await spendSignIn(deps.limiter, route.limit, c.get("clientKey"), address);
+      address = typeof body?.email === "string" ? body.email : "";
+      const budget = await spend(c, route.limit, address);
       if (!budget.allowed) {
         throw new ApiError(
           "rate_limited",
@@ -140,7 +154,10 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.");
     }
     const error = await asApiError(res);
-    if (!error) return res;
+    if (!error) {
+      if (route.limit === "check") res.headers.append("Set-Cookie", rememberBrowser(c, address));
+      return res;
+    }
     if (error.code === "internal") deps.logger.error({ status: res.status, path: c.req.path }, "better-auth failed");
     const answer = renderError(c, error);
     for (const cookie of res.headers.getSetCookie()) answer.headers.append("Set-Cookie", cookie);
@@ -219,7 +236,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     );
     if (!parsed.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
     const email = parsed.data;
-    const budget = await spendSignIn(deps.limiter, "send", c.get("clientKey"), email);
+    const budget = await spend(c, "send", email);
     if (!budget.allowed) return tooMany(c, { step: "email" }, budget.retryAfterSec);
     const { auth } = await loadAuth();
     const { refused } = await watchingMail(() =>
@@ -248,7 +265,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const code = field(body, "code").trim();
     const pending = await readPendingSignIn(c, ctx.secret);
     const left = pending?.email === email.data ? pending.left : OTP_ALLOWED_ATTEMPTS;
-    const budget = await spendSignIn(deps.limiter, "check", c.get("clientKey"), email.data);
+    const budget = await spend(c, "check", email.data);
     if (!budget.allowed) return tooMany(c, { step: "code", email: email.data, left }, budget.retryAfterSec);
     const { auth, isAPIError } = await loadAuth();
     try {
@@ -259,6 +276,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
       });
       clearPendingSignIn(c, secure);
       for (const cookie of headers.getSetCookie()) c.header("Set-Cookie", cookie, { append: true });
+      c.header("Set-Cookie", rememberBrowser(c, email.data), { append: true });
       return c.redirect("/account", 303);
     } catch (err) {
       if (!isAPIError(err) || err.statusCode >= 500) throw err;
