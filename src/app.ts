@@ -24,7 +24,6 @@ import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
 import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
-import { invalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { noNulInJson } from "./http/no-nul.js";
 import { observe } from "./http/observe.js";
@@ -60,7 +59,7 @@ export function createApp(deps: AppDeps): App {
   registerOps(app, deps);
   registerDocs(app);
   registerHome(app, deps.config.DEMO_HOURLY_LIMIT);
-  app.use("/v1/*", invalidKeyThrottle(deps.limiter, deps.config.INVALID_KEY_LIMIT));
+  app.use("/v1/*", deps.keyGuesses.middleware());
   // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
   app.use(
     "/v1/*",

@@ -1,14 +1,13 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
-import { RateLimiterClusterMaster } from "rate-limiter-flexible";
 import type { Config } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrate } from "./db/migrations.js";
 
 /**
  * WEB_CONCURRENCY > 1: this (primary) process migrates once, then forks N workers that share
- * the listening port. Without Redis, the primary holds the rate-limit counters for all of
- * them (RateLimiterClusterMaster), so limits stay exact. SIGTERM/SIGINT are passed on; the
+ * the listening port. Without Redis, the workers share the rate-limit counters through
+ * DATA_DIR/limits.db (adapters/limiter.ts), so limits stay exact. SIGTERM/SIGINT are passed on; the
  * primary exits 0 once every worker has drained and exited.
  */
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
@@ -17,7 +16,6 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
   const { migrateAuth } = await import("./features/account/auth.js"); // better-auth loads only here
   await migrateAuth({ config, database, logger });
   await database.close();
-  if (!config.REDIS_URL) new RateLimiterClusterMaster();
 
   let stopping = false;
   const fork = (): Worker => cluster.fork();

@@ -1,10 +1,9 @@
-import cluster from "node:cluster";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { MemoryCache, RedisCache } from "./adapters/cache.js";
 import { createClassifier } from "./adapters/classifier/factory.js";
 import { createKeyStore } from "./adapters/keys/factory.js";
-import { ClusterRateLimiter, MemoryRateLimiter, RedisRateLimiter } from "./adapters/limiter.js";
+import { RedisRateLimiter, SqliteRateLimiter } from "./adapters/limiter.js";
 import { PromMetrics } from "./adapters/metrics.js";
 import { OpenMeteoForecaster } from "./adapters/open-meteo.js";
 import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
@@ -20,6 +19,7 @@ import { accountKeyStore } from "./features/keys/pooled-store.js";
 import { UsageCounter } from "./features/keys/usage.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import { Drain } from "./http/drain.js";
+import { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
@@ -43,6 +43,8 @@ export interface AppDeps {
   now: () => Date;
   /** API keys: the embedded store, or Unkey when UNKEY_ROOT_KEY is set. */
   keys: KeyStore;
+  /** INVALID_KEY_LIMIT: bounds how many rejected keys per IP reach `keys` (which it watches). */
+  keyGuesses: InvalidKeyThrottle;
   /** Charged calls per key per hour (account page, GET /v1/usage). */
   usage: UsageCounter;
   /** Self-service keys under plans (caps, rolls with grace, plan grants). */
@@ -74,16 +76,17 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   await migrate(database.db);
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
   if (redis) await untilReady(redis, 1000);
-  const limiter = redis
-    ? new RedisRateLimiter(redis, metrics)
-    : cluster.isWorker
-      ? new ClusterRateLimiter()
-      : new MemoryRateLimiter();
+  // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared
+  // by this machine's WEB_CONCURRENCY workers.
+  const limiter = redis ? new RedisRateLimiter(redis, metrics) : new SqliteRateLimiter(config.DATA_DIR);
   const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxBytes: config.UPSTREAM_MAX_BYTES, metrics };
   const usage = new UsageCounter(database.db, {
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
   });
-  const keys = accountKeyStore(createKeyStore(config, database, limiter), database.db, limiter, usage);
+  const keyGuesses = new InvalidKeyThrottle(limiter, config.INVALID_KEY_LIMIT);
+  const keys = keyGuesses.watch(
+    accountKeyStore(createKeyStore(config, database, limiter), database.db, limiter, usage),
+  );
   return {
     config,
     logger,
@@ -103,6 +106,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     now: () => new Date(),
     drain: new Drain(),
     keys,
+    keyGuesses,
     usage,
     accountKeys: new AccountKeys(keys, database.db, usage),
     classifier: createClassifier(config),

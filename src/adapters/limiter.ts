@@ -1,11 +1,13 @@
+import SQLite from "better-sqlite3";
 import type { Redis } from "ioredis";
 import {
   type RateLimiterAbstract,
-  RateLimiterCluster,
   RateLimiterMemory,
   RateLimiterRedis,
   RateLimiterRes,
+  RateLimiterSQLite,
 } from "rate-limiter-flexible";
+import { privateDatabaseFile } from "../db/database.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 
@@ -50,11 +52,17 @@ function decision(rule: LimitRule, res: RateLimiterRes, allowed: boolean): Limit
 const memoryFactory: Factory = (rule) =>
   new RateLimiterMemory({ keyPrefix: rule.name, points: rule.points, duration: rule.durationSec });
 
-/** In-process counters: exact on one process, per process under WEB_CONCURRENCY > 1. */
-export class MemoryRateLimiter implements RateLimiter {
-  private readonly rules = new RuleCache(memoryFactory);
+/** A rate-limiter-flexible backend: spend, refund and reset on one limiter per rule. */
+abstract class FlexibleRateLimiter implements RateLimiter {
+  protected abstract readonly rules: RuleCache;
   consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
     return spend(this.rules.get(rule), rule, key, points);
+  }
+  async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
+    await this.rules.get(rule).reward(key, points);
+  }
+  async reset(rule: LimitRule, key: string): Promise<void> {
+    await this.rules.get(rule).delete(key);
   }
   async ready(): Promise<boolean> {
     return true;
@@ -62,28 +70,57 @@ export class MemoryRateLimiter implements RateLimiter {
   async close(): Promise<void> {}
 }
 
+/** In-process counters: exact on one process (tests, and the fallback while Redis is unreachable). */
+export class MemoryRateLimiter extends FlexibleRateLimiter {
+  protected readonly rules = new RuleCache(memoryFactory);
+}
+
+const SQLITE_TABLE = "rate_limits";
+const SWEEP_EVERY_MS = 5 * 60_000;
+
 /**
- * Counters kept by the cluster primary for every worker process (WEB_CONCURRENCY > 1 without
- * Redis), so N workers on one machine still count one limit. The primary must have created a
- * RateLimiterClusterMaster (see cluster.ts).
+ * Counters in `limits.db` in the data directory (without Redis): one UPSERT … RETURNING per
+ * decision (rate-limiter-flexible's RateLimiterSQLite), so a count is atomic, survives a restart
+ * or a `kill -9`, and is shared by the workers of `WEB_CONCURRENCY` (each opens the same file;
+ * SQLite's write lock orders them). The file is separate from the main database and written with
+ * `synchronous = NORMAL`: a commit is not fsynced, so it costs microseconds, and WAL mode still
+ * keeps every commit through a process crash (only a power cut can lose the last few counts).
  */
-export class ClusterRateLimiter implements RateLimiter {
-  private readonly rules = new RuleCache(
-    (rule) =>
-      new RateLimiterCluster({
-        keyPrefix: ruleId(rule),
-        points: rule.points,
-        duration: rule.durationSec,
-        timeoutMs: 1000,
-      }),
-  );
-  consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
-    return spend(this.rules.get(rule), rule, key, points);
+export class SqliteRateLimiter extends FlexibleRateLimiter {
+  private readonly db: SQLite.Database;
+  private readonly sweeper: NodeJS.Timeout;
+  protected readonly rules: RuleCache;
+
+  constructor(dataDir: string) {
+    super();
+    const db = new SQLite(privateDatabaseFile(dataDir, "limits.db"));
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 2000");
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${SQLITE_TABLE} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`,
+    );
+    this.db = db;
+    this.rules = new RuleCache(
+      (rule) =>
+        new RateLimiterSQLite({
+          storeClient: db,
+          storeType: "better-sqlite3",
+          tableName: SQLITE_TABLE,
+          tableCreated: true,
+          keyPrefix: rule.name,
+          points: rule.points,
+          duration: rule.durationSec,
+        }),
+    );
+    const sweep = db.prepare(`DELETE FROM ${SQLITE_TABLE} WHERE expire < ?`);
+    this.sweeper = setInterval(() => sweep.run(Date.now()), SWEEP_EVERY_MS).unref();
   }
-  async ready(): Promise<boolean> {
-    return true;
+
+  override async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.db.close();
   }
-  async close(): Promise<void> {}
 }
 
 /**
@@ -119,6 +156,23 @@ export class RedisRateLimiter implements RateLimiter {
       this.metrics.limiterFallback(rule.name);
       return spend(this.local.get(rule), rule, key, points);
     }
+  }
+
+  async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
+    await this.shared
+      .get(rule)
+      .reward(key, points)
+      .catch(() => this.local.get(rule).reward(key, points));
+  }
+
+  async reset(rule: LimitRule, key: string): Promise<void> {
+    await Promise.all([
+      this.shared
+        .get(rule)
+        .delete(key)
+        .catch(() => false),
+      this.local.get(rule).delete(key),
+    ]);
   }
 
   async ready(): Promise<boolean> {

@@ -30,12 +30,12 @@ export function openDatabase(opts: DatabaseOptions): Database {
 }
 
 /**
- * The data directory (0700 when we create it) and the database file, owner-only (0600): SQLite
- * creates its -wal and -shm files with the database file's mode, so they are 0600 too.
+ * The data directory (0700 when we create it) and a database file in it, owner-only (0600):
+ * SQLite creates its -wal and -shm files with the database file's mode, so they are 0600 too.
  */
-function privateDatabaseFile(dataDir: string): string {
+export function privateDatabaseFile(dataDir: string, name = "almanac.db"): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = join(dataDir, "almanac.db");
+  const file = join(dataDir, name);
   closeSync(openSync(file, "a", 0o600));
   chmodSync(file, 0o600);
   return file;

@@ -1,36 +1,154 @@
-import type { MiddlewareHandler } from "hono";
-import type { LimitRule, RateLimiter } from "../ports/rate-limiter.js";
+import type { Context, MiddlewareHandler } from "hono";
+import { LRUCache } from "lru-cache";
+import { sha256Hex } from "../lib/hash.js";
+import type { KeyStore, KeyVerification } from "../ports/key-store.js";
+import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 import { ApiError } from "./errors.js";
+import { parseBearer } from "./key-auth.js";
 import type { AppEnv } from "./types.js";
 
 export const INVALID_KEY_REASON = "INVALID_KEY_LIMIT";
 const WINDOW_SEC = 600;
+/** How long a token the key store recognised skips the reservation (it is still verified every call). */
+const KNOWN_TTL_MS = 60_000;
+const KNOWN_MAX = 10_000;
+
+/** Verdicts that say the token exists (whatever else they refuse): not a guess. */
+const EXISTS = new Set(["VALID", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED"]);
+
+const isRejectedKey = (c: Context<AppEnv>) =>
+  c.error instanceof ApiError && c.error.code === "unauthorized" && c.error.reason === "INVALID";
 
 /**
  * Throttles key guessing: each answer 401 `INVALID` (a key was sent and rejected) costs the client
- * IP one point of `limit` per 10 minutes; once they are spent, every request from that IP that sends an
- * `Authorization` header is refused with 429 before its key is even looked at (so a guesser
- * costs neither the database nor Unkey). Requests without a key are not affected, and the
- * counters are shared through the limiter (Redis across instances).
+ * IP one point of `limit` per 10 minutes; once they are spent, every request from that IP that
+ * sends a bearer token is refused with 429 before its key is looked at (so a guesser costs
+ * neither the database nor Unkey). Requests without a well-formed token are not affected, and
+ * the counters are the shared limiter's (Redis across instances, DATA_DIR/limits.db otherwise).
+ *
+ * Spend first, then act: a token the key store has not recognised recently reserves its point
+ * before it is verified, and gets it back when the verdict is not `INVALID`; so however many
+ * arrive at once, at most `limit` unknown tokens per IP and window reach the key store. A token
+ * the store recognised in the last minute (`watch`) only checks that the IP is not throttled,
+ * so a customer's own traffic, however concurrent, never waits on reservations; concurrent
+ * requests with one not-yet-known token wait for the first one's verdict instead of each
+ * reserving. A reservation refused while this instance still has reservations of that IP in
+ * flight waits for one of them to settle rather than failing a key that may be valid.
  */
-export function invalidKeyThrottle(limiter: RateLimiter, limit: number): MiddlewareHandler<AppEnv> {
-  const rule: LimitRule = { name: "invalid-key", points: limit, durationSec: WINDOW_SEC };
-  return async (c, next) => {
-    if (c.req.header("authorization") === undefined) return next();
-    const ip = c.get("clientKey");
-    const peek = await limiter.consume(rule, ip, 0);
-    if (!peek.allowed || peek.remaining <= 0) throw refused(limit, peek.resetMs);
-    await next();
-    if (c.error instanceof ApiError && c.error.code === "unauthorized" && c.error.reason === "INVALID") {
-      await limiter.consume(rule, ip, 1);
-    }
-  };
-}
+export class InvalidKeyThrottle {
+  private readonly rule: LimitRule;
+  private readonly known = new LRUCache<string, true>({ max: KNOWN_MAX, ttl: KNOWN_TTL_MS });
+  /** First verification of a not-yet-known token, by token hash. */
+  private readonly flights = new Map<string, Promise<void>>();
+  /** Reservations in flight here, by IP, and who waits for one to settle. */
+  private readonly reserved = new Map<string, { count: number; waiters: (() => void)[] }>();
 
-function refused(limit: number, resetMs: number): ApiError {
-  return new ApiError(
-    "rate_limited",
-    `Too many requests with rejected API keys from this address (${limit} in 10 minutes); retry later.`,
-    { reason: INVALID_KEY_REASON, headers: { "Retry-After": String(Math.max(1, Math.ceil(resetMs / 1000))) } },
-  );
+  constructor(
+    private readonly limiter: RateLimiter,
+    readonly limit: number,
+  ) {
+    this.rule = { name: "invalid-key", points: limit, durationSec: WINDOW_SEC };
+  }
+
+  /** `store`, telling this throttle which tokens it recognises (every verification, any route). */
+  watch(store: KeyStore): KeyStore {
+    const verify: KeyStore["verify"] = async (token, permission, opts) => {
+      const v = await store.verify(token, permission, opts);
+      this.learn(token, v);
+      return v;
+    };
+    return new Proxy(store, { get: (target, prop) => (prop === "verify" ? verify : Reflect.get(target, prop)) });
+  }
+
+  private learn(token: string, v: KeyVerification) {
+    if (v.kind !== "verdict") return;
+    const hash = sha256Hex(token);
+    if (EXISTS.has(v.code)) this.known.set(hash, true);
+    else this.known.delete(hash);
+  }
+
+  middleware(): MiddlewareHandler<AppEnv> {
+    return async (c, next) => {
+      const token = parseBearer(c.req.header("authorization"));
+      if (token === null) return next();
+      const ip = c.get("clientKey");
+      const hash = sha256Hex(token);
+
+      for (;;) {
+        if (this.known.has(hash)) {
+          const d = await this.limiter.consume(this.rule, ip, 0);
+          if (d.allowed && d.remaining > 0) break;
+          if (!(await this.settled(ip))) throw this.refused(d);
+          continue;
+        }
+        const flight = this.flights.get(hash);
+        if (flight) {
+          await flight;
+          continue;
+        }
+        // Claimed before anything is awaited, so concurrent requests with this token wait for it.
+        const land = this.fly(hash);
+        const d = await this.limiter.consume(this.rule, ip, 1).catch((err: unknown) => {
+          land();
+          throw err;
+        });
+        if (d.allowed) return this.verifyReserved(c, next, ip, land);
+        land();
+        if (!(await this.settled(ip))) throw this.refused(d);
+      }
+
+      await next();
+      if (isRejectedKey(c)) await this.limiter.consume(this.rule, ip, 1);
+    };
+  }
+
+  /** Marks the first verification of a token as under way; the function returned ends it. */
+  private fly(hash: string): () => void {
+    let land = () => {};
+    this.flights.set(
+      hash,
+      new Promise<void>((resolve) => {
+        land = () => {
+          this.flights.delete(hash);
+          resolve();
+        };
+      }),
+    );
+    return land;
+  }
+
+  /** Runs the request on a reserved point: kept when the key is rejected, refunded otherwise. */
+  private async verifyReserved(c: Context<AppEnv>, next: () => Promise<void>, ip: string, land: () => void) {
+    const slot = this.reserved.get(ip) ?? { count: 0, waiters: [] };
+    slot.count++;
+    this.reserved.set(ip, slot);
+    try {
+      await next();
+      // A refund that fails leaves the point spent: the safe side, and never this request's error.
+      if (!isRejectedKey(c)) await this.limiter.refund(this.rule, ip, 1).catch(() => {});
+    } finally {
+      land();
+      slot.count--;
+      if (slot.count === 0) this.reserved.delete(ip);
+      for (const wake of slot.waiters.splice(0)) wake();
+    }
+  }
+
+  /** Resolves true once a reservation of `ip` in flight here settles; false at once if none is. */
+  private settled(ip: string): Promise<boolean> {
+    const slot = this.reserved.get(ip);
+    if (!slot) return Promise.resolve(false);
+    return new Promise((resolve) => slot.waiters.push(() => resolve(true)));
+  }
+
+  private refused(d: LimitDecision): ApiError {
+    return new ApiError(
+      "rate_limited",
+      `Too many requests with rejected API keys from this address (${this.limit} in 10 minutes); retry later.`,
+      {
+        reason: INVALID_KEY_REASON,
+        headers: { "Retry-After": String(Math.max(1, Math.ceil(d.resetMs / 1000))) },
+      },
+    );
+  }
 }

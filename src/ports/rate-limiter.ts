@@ -16,9 +16,17 @@ export interface LimitRule {
   durationSec: number;
 }
 
-/** A fixed-window counter store shared by every limit in the app (in-process or Redis). */
+/**
+ * A fixed-window counter store shared by every limit in the app (Redis, the embedded SQLite file,
+ * or in-process). `consume` spends and decides in one atomic step on every backend, so callers
+ * spend first and act after: a burst can never get more than `points` through.
+ */
 export interface RateLimiter {
   consume(rule: LimitRule, key: string, points?: number): Promise<LimitDecision>;
+  /** Gives back points spent earlier in the current window (a reservation that turned out free). */
+  refund(rule: LimitRule, key: string, points?: number): Promise<void>;
+  /** Forgets the key's count (its window starts afresh). */
+  reset(rule: LimitRule, key: string): Promise<void>;
   /** Whether the shared store (if any) is reachable; in-process limiters are always ready. */
   ready(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
-import { errorOf } from "../helpers/app.js";
+import { randomInt, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorOf, type TestApp, testApp } from "../helpers/app.js";
+import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
-import { accountApp } from "./support.js";
+import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+import { accountApp, codeFor } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 
@@ -117,4 +120,82 @@ describe("a mail lane that refuses or is down is an error, never 'code sent'", (
       acct.smtp.setMode("accept");
     }
   });
+});
+
+describe("a sign-in code dies after its 3 tries, however many arrive at once and on however many instances", () => {
+  // SQLite is one process's database (several processes on one file are WEB_CONCURRENCY's case).
+  const rigs = [
+    { name: "one instance on SQLite", shared: false, instances: 1 },
+    { name: "three instances on PostgreSQL + Redis", shared: true, instances: 3 },
+  ];
+  for (const rig of rigs) {
+    const skip = rig.shared ? !DATABASE_URL || !REDIS_URL : false;
+    describe.skipIf(skip)(
+      `${rig.name} ${rig.shared ? (skipReason({ postgres: true, redis: true }) ?? "") : ""}`,
+      () => {
+        let smtp: SmtpTestServer;
+        const apps: TestApp[] = [];
+        let drop: (() => Promise<void>) | undefined;
+        beforeAll(async () => {
+          smtp = await startSmtpServer();
+          const pg = rig.shared ? await freshPostgresUrl() : undefined;
+          drop = pg?.drop;
+          const env = {
+            MAIL_URL: smtp.url,
+            PUBLIC_URL,
+            AUTH_SECRET: "a-shared-secret-of-at-least-32-characters!",
+            ...(pg && { DATABASE_URL: pg.url, REDIS_URL: REDIS_URL as string }),
+          };
+          for (let i = 0; i < rig.instances; i++) apps.push(await testApp({ ...env, DATA_DIR: tempDir() }));
+        });
+        afterAll(async () => {
+          for (const t of apps) await t.close();
+          await smtp?.close();
+          await drop?.();
+        });
+
+        const api = (i: number, path: string, body: unknown) =>
+          (apps[i % apps.length] as TestApp).app.request(
+            `/api/auth${path}`,
+            {
+              method: "POST",
+              headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+              body: JSON.stringify(body),
+            },
+            // A new client address each time: the per-IP budgets (shared through Redis) are not the subject.
+            { incoming: { socket: { remoteAddress: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` } } },
+          );
+        const newCode = async (email: string) => {
+          const before = smtp.messages.length;
+          expect((await api(0, "/email-otp/send-verification-otp", { email, type: "sign-in" })).status).toBe(200);
+          return codeFor(smtp, email, before);
+        };
+        const wrongFor = (code: string) => (code === "000000" ? "111111" : "000000");
+
+        it("8 simultaneous wrong guesses spread over the instances, then the right code: refused, 5 trials of 5", async () => {
+          for (let trial = 0; trial < 5; trial++) {
+            const email = `burst-${trial}-${randomUUID()}@example.test`;
+            const code = await newCode(email);
+            const guesses = await Promise.all(
+              Array.from({ length: 8 }, (_, i) => api(i, "/sign-in/email-otp", { email, otp: wrongFor(code) })),
+            );
+            expect(guesses.filter((r) => r.status === 200)).toHaveLength(0);
+            const right = await api(trial, "/sign-in/email-otp", { email, otp: code });
+            expect(right.status).toBe(403);
+            expect((await errorOf(right)).error).toMatchObject({ code: "forbidden", reason: "TOO_MANY_ATTEMPTS" });
+          }
+        });
+
+        it("2 wrong tries leave the right code working; a new code gets 3 tries of its own", async () => {
+          const email = `slow-${randomUUID()}@example.test`;
+          let code = await newCode(email);
+          for (let i = 0; i < 3; i++) await api(i, "/sign-in/email-otp", { email, otp: wrongFor(code) });
+          expect((await api(1, "/sign-in/email-otp", { email, otp: code })).status).toBe(403);
+          code = await newCode(email);
+          for (let i = 0; i < 2; i++) await api(i, "/sign-in/email-otp", { email, otp: wrongFor(code) });
+          expect((await api(2, "/sign-in/email-otp", { email, otp: code })).status).toBe(200);
+        });
+      },
+    );
+  }
 });

@@ -1,5 +1,9 @@
+import { randomInt } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppDeps } from "../../src/deps.js";
+import type { KeyStore } from "../../src/ports/key-store.js";
 import { errorOf, expectRateLimited, type TestApp, testApp } from "../helpers/app.js";
+import { REDIS_URL, skipReason } from "../helpers/env.js";
 
 describe("repeated invalid keys from one IP are throttled (INVALID_KEY_LIMIT per 10 minutes)", () => {
   let t: TestApp;
@@ -51,4 +55,103 @@ describe("repeated invalid keys from one IP are throttled (INVALID_KEY_LIMIT per
     for (let i = 0; i < 5; i++) expect((await classify(ip, "Basic abc")).status).toBe(401);
     expect((await classify(ip, `Bearer ${good}`)).status).toBe(200);
   });
+});
+
+/** The key store under the throttle, counting the verifications that reach it. */
+function countingStore(deps: AppDeps) {
+  const inner = deps.keys;
+  const counter = { calls: 0 };
+  const keys: KeyStore = new Proxy(inner, {
+    get: (target, prop) =>
+      prop === "verify"
+        ? (...args: Parameters<KeyStore["verify"]>) => {
+            counter.calls++;
+            return target.verify(...args);
+          }
+        : Reflect.get(target, prop),
+  });
+  return { keys, counter };
+}
+
+const randomIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+function keyed(t: TestApp, ip: string, token: string) {
+  return t.app.request(
+    "/v1/vibe/classify",
+    {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify(["hi"]),
+    },
+    { incoming: { socket: { remoteAddress: ip } } },
+  );
+}
+
+const statuses = (all: Response[]) =>
+  all.reduce<Record<number, number>>((acc, r) => {
+    acc[r.status] = (acc[r.status] ?? 0) + 1;
+    return acc;
+  }, {});
+
+async function counted(env: Record<string, string>) {
+  let counter = { calls: 0 };
+  const t = await testApp({ INVALID_KEY_LIMIT: "20", ...env }, (deps) => {
+    const c = countingStore(deps);
+    counter = c.counter;
+    return { keys: c.keys };
+  });
+  return { t, store: counter };
+}
+
+describe("a burst of wrong keys reaches the key store at most INVALID_KEY_LIMIT times (spend first, then verify)", () => {
+  it("one instance: 100 concurrent wrong keys from one IP → 20 verifications, 20 × 401, 80 × 429", async () => {
+    const { t, store } = await counted({});
+    try {
+      const ip = randomIp();
+      const all = await Promise.all(Array.from({ length: 100 }, (_, i) => keyed(t, ip, `alm_wrong${i}`)));
+      expect(store.calls).toBe(20);
+      expect(statuses(all)).toEqual({ 401: 20, 429: 80 });
+      // The same wrong token 100 times is no different.
+      const again = await Promise.all(Array.from({ length: 100 }, () => keyed(t, ip, "alm_same")));
+      expect(statuses(again)).toEqual({ 429: 100 });
+      expect(store.calls).toBe(20);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("one instance: 100 concurrent calls with one valid key from one IP are all served (they never wait on reservations)", async () => {
+    const { t, store } = await counted({});
+    try {
+      const { key } = await t.deps.keys.create({ name: "busy", permissions: ["vibe.classify"] });
+      const ip = randomIp();
+      const all = await Promise.all(Array.from({ length: 100 }, () => keyed(t, ip, key)));
+      expect(statuses(all)).toEqual({ 200: 100 });
+      expect(store.calls).toBe(100);
+      // ...and the IP's guess budget is untouched: 20 wrong keys are still answered 401.
+      const wrong = await Promise.all(Array.from({ length: 25 }, (_, i) => keyed(t, ip, `alm_nope${i}`)));
+      expect(statuses(wrong)).toEqual({ 401: 20, 429: 5 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it.skipIf(!REDIS_URL)(
+    `two instances on one Redis: 100 concurrent wrong keys from one IP, split over both → 20 verifications in all ${skipReason({ redis: true }) ?? ""}`,
+    async () => {
+      const a = await counted({ REDIS_URL: REDIS_URL as string });
+      const b = await counted({ REDIS_URL: REDIS_URL as string });
+      try {
+        const ip = randomIp();
+        const all = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => keyed(i % 2 ? a.t : b.t, ip, `alm_wrong${i}`)),
+        );
+        expect(a.store.calls + b.store.calls).toBe(20);
+        expect(statuses(all)).toEqual({ 401: 20, 429: 80 });
+      } finally {
+        await a.t.close();
+        await b.t.close();
+      }
+    },
+  );
 });

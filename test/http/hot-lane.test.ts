@@ -53,6 +53,8 @@ beforeAll(async () => {
           if (rule.name === "demo") consumed++;
           return deps.limiter.consume(rule, key, points);
         },
+        refund: (rule, key, points) => deps.limiter.refund(rule, key, points),
+        reset: (rule, key) => deps.limiter.reset(rule, key),
         ready: () => deps.limiter.ready(),
         close: () => deps.limiter.close(),
       } satisfies RateLimiter,
@@ -165,6 +167,8 @@ describe("the hot lane and the demo tier", () => {
           if (rule.name === "demo") decisions++;
           return deps.limiter.consume(rule, key, points);
         },
+        refund: (rule, key, points) => deps.limiter.refund(rule, key, points),
+        reset: (rule, key) => deps.limiter.reset(rule, key),
         ready: () => deps.limiter.ready(),
         close: () => deps.limiter.close(),
       },

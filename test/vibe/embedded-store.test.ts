@@ -172,6 +172,8 @@ describe("EmbeddedKeyStore failures: an outage is `unavailable`, a bug is thrown
     try {
       const broken = {
         consume: () => Promise.reject(new TypeError("limiter bug")),
+        refund: async () => {},
+        reset: async () => {},
         ready: async () => true,
         close: async () => {},
       };

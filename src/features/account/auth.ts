@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { kyselyAdapter } from "@better-auth/kysely-adapter";
 import { betterAuth } from "better-auth";
-import { APIError } from "better-auth/api";
+import { APIError, createAuthMiddleware } from "better-auth/api";
 import { getMigrations } from "better-auth/db/migration";
 import { emailOTP, genericOAuth } from "better-auth/plugins";
 import type { Kysely } from "kysely";
@@ -9,10 +9,12 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { MailLane } from "../../ports/mail-lane.js";
+import type { RateLimiter } from "../../ports/rate-limiter.js";
 import { authLogging } from "./auth-log.js";
 import { withHashedSessionTokens } from "./hashed-sessions.js";
 import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
 import { configuredProviders } from "./providers.js";
+import { SIGN_IN_CODE_TRIES } from "./sign-in-limits.js";
 
 export interface AuthDeps {
   config: Config;
@@ -29,10 +31,37 @@ export interface AuthDeps {
   mailOutcome: AsyncLocalStorage<MailOutcome>;
   /** Signs sessions (deps.authSecret). */
   secret: string;
+  /** The shared limiter, which counts the tries at each sign-in code (codeTries). */
+  limiter: RateLimiter;
 }
 
 export interface MailOutcome {
   refused?: string;
+}
+
+/**
+ * Every try at a sign-in code spends one of its OTP_ALLOWED_ATTEMPTS before better-auth looks at
+ * the code, on both paths (the page calls auth.api, the JSON route the handler; hooks run for
+ * both). better-auth counts its own attempts too, but only the tries that find the code row: while
+ * one try holds it (it deletes and re-creates the row), concurrent tries are answered "invalid"
+ * uncounted, so 8 simultaneous wrong guesses could leave the code alive. This counter is one
+ * atomic spend per request in the shared limiter (Redis across instances), so after the allowed
+ * tries the code is deleted and every further try is refused, however they arrive. Asking for a
+ * new code starts the count afresh (before the code is made, so no try at the new code escapes it).
+ */
+function codeTries(limiter: RateLimiter) {
+  return createAuthMiddleware(async (ctx) => {
+    const body = ctx.body as { email?: unknown; type?: unknown } | undefined;
+    if (typeof body?.email !== "string") return;
+    const email = body.email.toLowerCase();
+    if (ctx.path === "/email-otp/send-verification-otp" && body.type === "sign-in") {
+      await limiter.reset(SIGN_IN_CODE_TRIES, email);
+    } else if (ctx.path === "/sign-in/email-otp") {
+      if ((await limiter.consume(SIGN_IN_CODE_TRIES, email)).allowed) return;
+      await ctx.context.internalAdapter.deleteVerificationByIdentifier(`sign-in-otp-${email}`);
+      throw new APIError("FORBIDDEN", { code: "TOO_MANY_ATTEMPTS", message: "Too many attempts" });
+    }
+  });
 }
 
 function otpMail(code: string) {
@@ -141,6 +170,7 @@ export function authOptions(deps: AuthDeps) {
           ]
         : []),
     ],
+    hooks: { before: codeTries(deps.limiter) },
     rateLimit: { enabled: true, storage: "memory" as const },
     advanced: {
       cookiePrefix: cookies.prefix,
@@ -166,6 +196,15 @@ export type Auth = ReturnType<typeof createAuth>;
 export { isAPIError } from "better-auth/api";
 export { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC, sessionCookieName } from "./policy.js";
 
+/** Migrations answer no requests, so they count nothing. */
+const NO_REQUESTS: RateLimiter = {
+  consume: () => Promise.reject(new Error("migrations count no sign-in tries")),
+  refund: async () => {},
+  reset: async () => {},
+  ready: async () => true,
+  close: async () => {},
+};
+
 /** better-auth ready to serve: its tables created or updated, then the instance. */
 export async function startAuth(deps: AuthDeps): Promise<Auth> {
   await migrateAuth(deps);
@@ -177,7 +216,7 @@ export async function startAuth(deps: AuthDeps): Promise<Auth> {
  * Several instances may start at once: if another one created a table first, plan again (a few
  * times) rather than fail.
  */
-export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | "secret">): Promise<void> {
+export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | "secret" | "limiter">): Promise<void> {
   // getMigrations needs the driver itself, not an adapter: the schema is the same. Nothing is
   // signed while migrating, so the secret is a placeholder (the CLI need not read DATA_DIR's).
   const options = {
@@ -186,6 +225,7 @@ export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | 
       mail: () => undefined,
       mailOutcome: new AsyncLocalStorage(),
       secret: "migrations-only-placeholder-never-used-to-sign",
+      limiter: NO_REQUESTS,
     }),
     database: deps.database.raw,
   };

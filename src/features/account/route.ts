@@ -92,6 +92,7 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           mail: () => deps.mail,
           mailOutcome,
           secret: deps.authSecret,
+          limiter: deps.limiter,
         }),
         isAPIError: m.isAPIError,
       }))

@@ -1,4 +1,12 @@
 import type { LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
+import { OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
+
+/** Tries at the current sign-in code of one address (reset when a new code is asked for; see auth.ts). */
+export const SIGN_IN_CODE_TRIES: LimitRule = {
+  name: "signin-code",
+  points: OTP_ALLOWED_ATTEMPTS,
+  durationSec: OTP_EXPIRES_SEC,
+};
 
 /**
  * Budgets for sign-in codes, per address and per client IP, on every path that sends or checks a
