@@ -123,13 +123,17 @@ export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     if (!(await deps.accountKeys.plans.firstDelivery(event.id, event.type))) {
       return c.json({ received: true, applied: false, ignored: "event already applied" }, 200);
     }
+    let granted: Awaited<ReturnType<typeof deps.accountKeys.grant>>;
     try {
-      await deps.accountKeys.grant(email, plan, "stripe", s.id);
+      granted = await deps.accountKeys.grant(email, plan, "stripe", s.id);
     } catch (err) {
       await deps.accountKeys.plans.forgetDelivery(event.id).catch(() => undefined);
       throw err;
     }
-    deps.logger.info({ email, plan, session: s.id }, "plan granted by purchase");
+    deps.logger.info(
+      { email, plan, session: s.id, revokedKeys: granted.revokedKeys.map((k) => k.id) },
+      `plan granted by purchase: ${granted.message}`,
+    );
     return c.json({ received: true, applied: true, email: email.toLowerCase(), plan }, 200);
   });
 }
