@@ -12,7 +12,12 @@ import { buildDeps, closeDeps } from "../src/deps.js";
 
 const out = process.argv[2] ?? "openapi.json";
 const dataDir = mkdtempSync(join(tmpdir(), "almanac-openapi-"));
-const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+// The document as a deployment serves it: its PUBLIC_URL (https) is the first server.
+const config = parseConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: "silent",
+  PUBLIC_URL: process.env.PUBLIC_URL ?? "https://almanac.example",
+});
 const deps = await buildDeps(config, pino({ level: "silent" }));
 try {
   const res = await createApp(deps).request("/v1/openapi.json");

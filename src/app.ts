@@ -101,9 +101,13 @@ export function createApp(deps: AppDeps): App {
         "every response carries `X-Request-Id`.",
       contact: { name: "Almanac contact desk", url: `${deps.config.PUBLIC_URL}/` },
     },
-    // Relative: "Try it out" on /docs calls whichever host served the page (localhost,
-    // 127.0.0.1 or a public name), never a fixed PUBLIC_URL.
-    servers: [{ url: "/" }],
+    // PUBLIC_URL first: a generated client (Node has no base URL to resolve "/" against) calls
+    // the deployment. The relative one is for /docs, whose "Try it out" calls whichever host
+    // served the page (docs.ts puts it first there).
+    servers: [
+      { url: deps.config.PUBLIC_URL, description: "Production: this deployment (PUBLIC_URL).", "x-internal": false },
+      { url: "/", description: "Local or production: the host that served this document (the /docs page).", "x-internal": false },
+    ],
   };
   // Built once, on first request (every route is registered by then), then post-processed.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;

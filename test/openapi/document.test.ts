@@ -61,3 +61,9 @@ describe("array parameters (21.2)", () => {
     }
   });
 });
+
+describe("servers (21.5)", () => {
+  it("PUBLIC_URL first (a Node client needs an absolute base URL), then the relative one for /docs", () => {
+    expect(doc.servers.map((s) => s.url)).toEqual(["https://almanac.example", "/"]);
+  });
+});

@@ -31,14 +31,20 @@ const PAGE = `<!doctype html>
 </body>
 </html>`;
 
-const INIT = `window.ui = SwaggerUIBundle({
-  url: "/v1/openapi.json",
-  dom_id: "#reference",
-  deepLinking: true,
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-  layout: "StandaloneLayout",
-  // No call to the public validator.swagger.io badge: the page works offline and leaks nothing.
-  validatorUrl: null,
+// "Try it out" calls the host that served this page: the document's relative server goes first here
+// (the document lists PUBLIC_URL first, for generated clients).
+const INIT = `fetch("/v1/openapi.json").then((r) => r.json()).then((spec) => {
+  const relative = (s) => s.url === "/";
+  spec.servers = [...spec.servers.filter(relative), ...spec.servers.filter((s) => !relative(s))];
+  window.ui = SwaggerUIBundle({
+    spec,
+    dom_id: "#reference",
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    layout: "StandaloneLayout",
+    // No call to the public validator.swagger.io badge: the page works offline and leaks nothing.
+    validatorUrl: null,
+  });
 });`;
 
 /** `GET /docs`: interactive reference (Swagger UI), every asset served by this server. */
