@@ -76,9 +76,20 @@ function suite(acct: AccountApp) {
     const again = await roll(agent, fresh.id, "604800");
     expect(again.status).toBe(409);
     expect((await errorOf(again)).error).toMatchObject({ code: "conflict", reason: "ROLL_IN_PROGRESS" });
-    // Live keys: the old one in grace and its replacement, never more.
+    // A leak roll (no grace) in between does not open the way to another key in grace.
+    const leak = await rollKey(acct, agent, fresh.id, "0");
+    expect((await call(acct, fresh.key)).status).toBe(401);
+    const third = await roll(agent, leak.id, "604800");
+    expect(third.status).toBe(409);
+    expect((await errorOf(third)).error.reason).toBe("ROLL_IN_PROGRESS");
+    // Live keys: the old one in grace and the newest, never more.
     const live = (await acct.t.deps.keys.list(undefined)).filter((k) => k.name === "shared");
-    expect(live.filter((k) => k.status === "active")).toHaveLength(2);
+    expect(
+      live
+        .filter((k) => k.status === "active")
+        .map((k) => k.id)
+        .sort(),
+    ).toEqual([old.id, leak.id].sort());
   });
 
   it("the free quota is the account's: create, spend, revoke, create again does not refill it", async () => {

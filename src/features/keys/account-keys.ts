@@ -101,13 +101,11 @@ export class AccountKeys {
     if (before && actor !== undefined && before.owner_id !== actor) return null;
     const ownerId = before?.owner_id ?? actor;
     if (graceSec > 0) {
-      const mine = await this.keys.list(ownerId);
-      const key = mine.find((k) => k.id === keyId);
-      const previous = key?.replaces ? mine.find((k) => k.id === key.replaces && k.status === "active") : undefined;
+      const previous = stillInGrace(await this.keys.list(ownerId), keyId);
       if (previous) {
         throw new ApiError(
           "conflict",
-          `The key this one replaced (${previous.prefix}…${previous.last4}) is still in its grace period: revoke it first, or roll without a grace period.`,
+          `A key this one replaced (${previous.prefix}…${previous.last4}) is still in its grace period: revoke it first, or roll without a grace period.`,
           { reason: "ROLL_IN_PROGRESS" },
         );
       }
@@ -243,6 +241,24 @@ export class AccountKeys {
       message: planChangeMessage(previous, plan, revokedKeys.length),
     };
   }
+}
+
+/**
+ * A key that `keyId` replaced, directly or through earlier rolls, and that still works (in its
+ * grace period). Followed through the whole chain: a leak roll (no grace) in between must not
+ * open the way to another key in grace.
+ */
+function stillInGrace(keys: KeyInfo[], keyId: string): KeyInfo | undefined {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  const seen = new Set<string>([keyId]);
+  let at = byId.get(keyId)?.replaces;
+  while (at && !seen.has(at)) {
+    seen.add(at);
+    const k = byId.get(at);
+    if (k?.status === "active") return k;
+    at = k?.replaces;
+  }
+  return undefined;
 }
 
 /** What a plan change did, for the CLI and the account page. */
