@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { VaderClassifier } from "../src/adapters/classifier/vader.js";
 import { fakeOpenMeteo } from "../test/fakes/open-meteo.js";
 import { fakePostcodesIo, POSTCODES } from "../test/fakes/postcodes-io.js";
 import { testApp } from "../test/helpers/app.js";
@@ -8,7 +9,8 @@ import { CLASSIFY_TEXTS, SW1A_1AA } from "./fixtures.js";
  * In-process figures that a loaded machine disturbs far less than autocannon: `app.request()`
  * in a loop (no sockets): requests per second (wall clock) and process CPU time per request,
  * each the best of `MICRO_ROUNDS` rounds of `MICRO_MS` ms; CPU time is the steadier of the two
- * on a shared machine. `node --import tsx bench/micro.ts [moon,vat,weather,classify,vader]`.
+ * on a shared machine. `node --import tsx bench/micro.ts [moon,vat,weather,classify,model]` (model: the classifier alone,
+ * trained and VADER).
  */
 
 const ROUNDS = Number(process.env.MICRO_ROUNDS ?? 5);
@@ -73,8 +75,12 @@ async function main() {
       CLASSIFY_TEXTS.length,
     );
   }
-  if (wanted("vader")) {
-    await rate("classifier only (20 texts)", () => t.deps.classifier.classify(CLASSIFY_TEXTS), CLASSIFY_TEXTS.length);
+  if (wanted("vader") || wanted("model")) {
+    // the served (trained) model, then plain VADER (CLASSIFIER_MODEL=vader) for comparison
+    const served = t.deps.classifier;
+    await rate(`classifier only: ${served.model.name} (20 texts)`, () => served.classify(CLASSIFY_TEXTS), 20);
+    const vader = new VaderClassifier();
+    await rate("classifier only: vader-sentiment (20 texts)", () => vader.classify(CLASSIFY_TEXTS), 20);
   }
   await t.close();
   await postcodes.close();

@@ -1,7 +1,9 @@
 /**
- * Accuracy and calibration of the embedded model on the reference sets in ../shared/data/sentiment
- * (VADER's own human-rated ground truth, ratings −4…+4). Usage:
- *   npm run eval:sentiment            accuracy, log-loss, Brier and ECE of the served model per set
+ * The shipped trained model and VADER side by side on the three corpora in
+ * ../shared/data/sentiment (SENTIMENT_DATA_DIR), then VADER's own calibration on its two
+ * human-rated sets (ratings −4…+4). Usage:
+ *   npm run eval:sentiment            both models per corpus (test split: texts the trained model
+ *                                     never saw; all: mostly its training data), then VADER per set
  *   npm run eval:sentiment -- --fit   refit the calibration (T, ε): pooled 5-fold cross-validation
  *                                     and leave-one-set-out, every figure on texts the fit never saw
  * 3-class truth: rating > 0.5 positive, < −0.5 negative, else neutral.
@@ -11,10 +13,13 @@
  * ECE: expected calibration error of the top label's confidence, 10 equal-width bins.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { TrainedClassifier } from "../src/adapters/classifier/trained.js";
 import { SMOOTHING, scoresFromCompound, TEMPERATURE, vaderLabel } from "../src/adapters/classifier/vader.js";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { LABELS, type Label } from "../src/ports/classifier.js";
+import { CORPORA, type Example, loadCorpora, sentimentDir } from "./train-data.js";
+import { type Interval, score } from "./train-metrics.js";
 
 interface Item {
   rating: number;
@@ -26,7 +31,7 @@ interface Calibration {
   smoothing: number;
 }
 
-const dir = resolve(process.argv.find((a) => a.startsWith("--dir="))?.slice(6) ?? "../shared/data/sentiment");
+const dir = sentimentDir();
 
 function load(file: string): Item[] {
   return readFileSync(join(dir, file), "utf8")
@@ -95,6 +100,35 @@ function fitCalibration(items: Item[]): Calibration {
   }
   return { temperature: Math.round(best.temperature * 10) / 10, smoothing: Math.round(best.smoothing * 100) / 100 };
 }
+
+/** Probability triples of `examples` by the shipped trained model and by VADER as served. */
+function sideBySide() {
+  const trained = new TrainedClassifier();
+  const corpora = loadCorpora(dir);
+  const f = (i: Interval, k = 100) => (k * i.value).toFixed(k === 100 ? 1 : 3).padStart(6);
+  console.log(`${trained.model.name} ${trained.model.version} vs VADER (as served with CLASSIFIER_MODEL=vader)`);
+  console.log("corpus      part   texts | 3-class       | binary        | log-loss        | ECE");
+  for (const c of CORPORA) {
+    for (const part of ["test", "all"] as const) {
+      const ex = corpora[c].filter((e: Example) => part === "all" || e.split === "test");
+      const pt = new Float64Array(ex.length * 3);
+      const pv = new Float64Array(ex.length * 3);
+      for (const [i, e] of ex.entries()) {
+        const s = trained.classifyOne(e.text).scores;
+        pt.set([s.positive, s.neutral, s.negative], i * 3);
+        const v = scoresFromCompound(polarityScores(e.text).compound);
+        pv.set([v.positive, v.neutral, v.negative], i * 3);
+      }
+      const [m, v] = [score(pt, ex), score(pv, ex)];
+      console.log(
+        `${c.padEnd(11)} ${part.padEnd(5)} ${String(ex.length).padStart(6)} | ${f(m.accuracy)} ${f(v.accuracy)} | ${f(m.binaryAccuracy)} ${f(v.binaryAccuracy)} | ${f(m.logLoss, 1)} ${f(v.logLoss, 1)} | ${f(m.ece, 1)} ${f(v.ece, 1)}`,
+      );
+    }
+  }
+  console.log("(each cell: trained, VADER; leave-one-corpus-out figures: docs/model-card.md)");
+}
+
+sideBySide();
 
 const files = readdirSync(dir)
   .filter((f) => f.endsWith(".tsv"))

@@ -40,6 +40,7 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optional(z.string().min(1)),
   CLASSIFIER_URL: optional(httpUrl),
   CLASSIFIER_TOKEN: optional(z.string().min(1)),
+  CLASSIFIER_MODEL: optional(z.enum(["trained", "vader"])).default("trained"),
   MAIL_URL: optional(url(["smtp", "smtps"])),
   MAIL_FROM: optional(z.email()).default("almanac@localhost"),
   CONTACT_TO: optional(z.email()).default("desk@localhost"),

@@ -17,7 +17,13 @@ export interface Classification {
   confidence: number;
   /** Every label, summing to 1. */
   scores: Scores;
+  /** Why the model could not read the text (its scores then say so); absent when it could. */
+  flags?: ReadFlag[];
 }
+
+/** no_letters: no letter at all; not_english: another script or language (the trained model's test). */
+export const READ_FLAGS = ["no_letters", "not_english"] as const;
+export type ReadFlag = (typeof READ_FLAGS)[number];
 
 export type ClassifyResult =
   | { ok: true; results: Classification[] }

@@ -26,3 +26,8 @@ declare module "vader-sentiment" {
   const vader: { SentimentIntensityAnalyzer: typeof SentimentIntensityAnalyzer };
   export default vader;
 }
+
+declare module "vader-sentiment/src/vader_lexicon.js" {
+  /** VADER's lexicon: word or emoticon → mean valence (−4…4). */
+  export const lexicon: Record<string, number>;
+}

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLASSIFY_EXAMPLE, ClassifyRequest, EXAMPLE_REQUEST } from "../../src/features/vibe/schema.js";
 import { errorOf } from "../helpers/app.js";
 import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
 
@@ -8,7 +7,8 @@ const INVALID_MESSAGE = "Request body is invalid: send 1 to 20 non-empty strings
 let h: Harness;
 let key: string;
 beforeAll(async () => {
-  h = await embeddedHarness();
+  // VADER's own answers below; the trained default is covered by trained.test.ts
+  h = await embeddedHarness({ CLASSIFIER_MODEL: "vader" });
   key = (await h.keys.create({ name: "t", permissions: [PERMISSION] })).key;
 });
 afterAll(() => h.close());
@@ -168,11 +168,6 @@ describe("POST /v1/vibe/classify: Idempotency-Key", () => {
 });
 
 describe("API description", () => {
-  it("the documented example is what the embedded model answers for the documented request", async () => {
-    const res = await classify(h.t, ClassifyRequest.parse(EXAMPLE_REQUEST), bearer(key));
-    expect(await res.json()).toEqual(CLASSIFY_EXAMPLE);
-  });
-
   it("documents POST /v1/vibe/classify with bearer security, the body and examples", async () => {
     const doc = (await (await h.t.app.request("/v1/openapi.json")).json()) as {
       paths: Record<

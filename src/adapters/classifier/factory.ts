@@ -1,9 +1,13 @@
 import type { Config } from "../../config.js";
 import type { Classifier } from "../../ports/classifier.js";
+import { TrainedClassifier } from "./trained.js";
 import { UpstreamClassifier } from "./upstream.js";
 import { VaderClassifier } from "./vader.js";
 
-/** The upstream provider when CLASSIFIER_URL is set, else the embedded VADER model. */
+/**
+ * The upstream provider when CLASSIFIER_URL is set, else the embedded model: the trained one
+ * (default), or VADER when CLASSIFIER_MODEL=vader.
+ */
 export function createClassifier(config: Config): Classifier {
   if (config.CLASSIFIER_URL) {
     return new UpstreamClassifier({
@@ -13,5 +17,5 @@ export function createClassifier(config: Config): Classifier {
       maxBytes: config.UPSTREAM_MAX_BYTES,
     });
   }
-  return new VaderClassifier();
+  return config.CLASSIFIER_MODEL === "vader" ? new VaderClassifier() : new TrainedClassifier();
 }

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { LABELS } from "../../ports/classifier.js";
+import { LABELS, READ_FLAGS } from "../../ports/classifier.js";
 
 export const MAX_TEXTS = 20;
 export const MAX_TEXT_LENGTH = 5000;
@@ -55,6 +55,10 @@ export const ClassifyResponse = z
         scores: z
           .object({ positive: Score, neutral: Score, negative: Score })
           .openapi({ description: "Every label's probability; they sum to 1." }),
+        flags: z.array(z.enum(READ_FLAGS)).optional().openapi({
+          description:
+            "Present when the embedded model could not read the text: `no_letters` (no letter at all) or `not_english` (mostly non-ASCII letters, or 5+ words without a common English function word). Its scores are then 0.25 / 0.5 / 0.25, labelled neutral.",
+        }),
       }),
     ),
     usage: z.object({ texts: z.number().int() }),
@@ -65,26 +69,26 @@ export type ClassifyResponseBody = z.infer<typeof ClassifyResponse>;
 
 /** What the embedded model answers for the request example (real output, not made up). */
 export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
-  model: { provider: "embedded", name: "vader-sentiment", version: "1.1.3" },
+  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.0.0" },
   labels: ["positive", "neutral", "negative"],
   results: [
     {
       index: 0,
       label: "positive",
-      confidence: 0.8510668400064372,
-      scores: { positive: 0.8510668400064372, neutral: 0.11797437731914269, negative: 0.030958782674420076 },
+      confidence: 0.9950755706244696,
+      scores: { positive: 0.9950755706244696, neutral: 0.0038426320872098525, negative: 0.0010817972883204756 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.370488929063434,
-      scores: { positive: 0.31475553546828294, neutral: 0.370488929063434, negative: 0.31475553546828294 },
+      confidence: 0.5511414466820271,
+      scores: { positive: 0.2222210785118759, neutral: 0.5511414466820271, negative: 0.22663747480609703 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.6625292354047341,
-      scores: { positive: 0.08249128321228628, neutral: 0.2549794813829795, negative: 0.6625292354047341 },
+      confidence: 0.9094211944033482,
+      scores: { positive: 0.040088043862774224, neutral: 0.05049076173387745, negative: 0.9094211944033482 },
     },
   ],
   usage: { texts: 3 },

@@ -1,0 +1,96 @@
+/** The model card's metrics section from the trainer's report: every figure as the trainer measured it. */
+import type { Report } from "./train-classifier.js";
+import type { Interval, Metrics } from "./train-metrics.js";
+
+export const METRICS_START = "<!-- metrics: written by npm run train:classifier -->";
+export const METRICS_END = "<!-- end of metrics -->";
+
+const pct = (i: Interval) => `${(100 * i.value).toFixed(1)} (${(100 * i.lo).toFixed(1)}–${(100 * i.hi).toFixed(1)})`;
+const num = (i: Interval) => `${i.value.toFixed(3)} (${i.lo.toFixed(3)}–${i.hi.toFixed(3)})`;
+const delta = (a: Interval, b: Interval) => `${a.value >= b.value ? "+" : ""}${(100 * (a.value - b.value)).toFixed(1)}`;
+
+const HEAD =
+  "| corpus | texts | 3-class acc % | Δ VADER | macro-F1 | binary acc % (texts) | Δ VADER | log-loss | Brier | ECE |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
+
+function row(name: string, m: Metrics, v: Metrics): string {
+  return `| ${name} | ${m.n} | ${pct(m.accuracy)} | ${delta(m.accuracy, v.accuracy)} | ${num(m.macroF1)} | ${pct(m.binaryAccuracy)} (${m.binaryN}) | ${delta(m.binaryAccuracy, v.binaryAccuracy)} | ${num(m.logLoss)} | ${num(m.brier)} | ${num(m.ece)} |`;
+}
+
+/** Issue 20's goals, left one corpus out, with the margin by which each is met or missed. */
+function goals(r: Report): string[] {
+  const verdict = (ok: boolean, by: string) => (ok ? `met, by ${by}` : `**missed** by ${by}`);
+  const pts = (x: number) => `${Math.abs(100 * x).toFixed(1)} points`;
+  const rows = r.shipped.loco.flatMap((l) => {
+    const bin = l.model.binaryAccuracy.value - l.vader.binaryAccuracy.value - 0.05;
+    const acc = l.model.accuracy.value - l.vader.accuracy.value + 0.01;
+    const ll = Math.log(3) - l.model.logLoss.value;
+    const ece = 0.05 - l.model.ece.value;
+    return [
+      `| ${l.heldOut} | binary accuracy ≥ VADER + 5 points | ${(100 * l.model.binaryAccuracy.value).toFixed(1)} vs ${(100 * (l.vader.binaryAccuracy.value + 0.05)).toFixed(1)} | ${verdict(bin >= 0, pts(bin))} |`,
+      `| ${l.heldOut} | 3-class accuracy ≥ VADER − 1 point | ${(100 * l.model.accuracy.value).toFixed(1)} vs ${(100 * (l.vader.accuracy.value - 0.01)).toFixed(1)} | ${verdict(acc >= 0, pts(acc))} |`,
+      `| ${l.heldOut} | log-loss < ln 3 = 1.099 | ${l.model.logLoss.value.toFixed(3)} | ${verdict(ll > 0, ll.toFixed(3))} |`,
+      `| ${l.heldOut} | ECE ≤ 0.05 | ${l.model.ece.value.toFixed(3)} | ${verdict(ece >= 0, Math.abs(ece).toFixed(3))} |`,
+    ];
+  });
+  return ["| held-out corpus | goal | model vs goal | |", "| --- | --- | --- | --- |", ...rows];
+}
+
+export function markdownReport(r: Report): string {
+  const out: string[] = [];
+  out.push(
+    `## Metrics of ${r.model.name} ${r.model.version}`,
+    "",
+    "Written by `npm run train:classifier` (do not edit by hand). 95 % intervals in brackets:",
+    "Wilson for accuracies, percentile bootstrap (200 seeded resamples) for the rest. ECE: top-label",
+    "confidence against accuracy, 10 equal-width bins. 3-class truth: rating > 0.5 positive, < −0.5",
+    "negative, else neutral; binary at 0 (ratings of 0 left out); GoEmotions as in docs/model-card.md.",
+    "",
+    `Weights: ${r.model.bytes.toLocaleString("en")} bytes (2^${r.model.bits} buckets × 3 classes, int8).`,
+    "",
+    "### Goals of issue 20, leave one corpus out",
+    "",
+    ...goals(r),
+    "",
+    "### Leave one corpus out (trained and calibrated on the other two, scored on all of this one)",
+    "",
+    HEAD,
+    ...r.shipped.loco.map((l) => row(l.heldOut, l.model, l.vader)),
+    "",
+    "VADER as served (`CLASSIFIER_MODEL=vader`) on the same texts:",
+    "",
+    HEAD,
+    ...r.shipped.loco.map((l) => row(l.heldOut, l.vader, l.vader)),
+    "",
+    "### The shipped model on the held-out test splits (trained on all three train splits)",
+    "",
+    HEAD,
+    ...Object.entries(r.shipped.test).map(([c, t]) => row(c, t.model, t.vader)),
+    "",
+    "VADER on the same test splits:",
+    "",
+    HEAD,
+    ...Object.entries(r.shipped.test).map(([c, t]) => row(c, t.vader, t.vader)),
+    "",
+    "### Variants compared (leave one corpus out; 3-class / binary accuracy %, log-loss, ECE)",
+    "",
+    "| variant | tweets | amazon | goemotions |",
+    "| --- | --- | --- | --- |",
+    ...r.variants.map(
+      (v) =>
+        `| ${v.variant.name} | ${v.loco
+          .map(
+            (l) =>
+              `${(100 * l.model.accuracy.value).toFixed(1)} / ${(100 * l.model.binaryAccuracy.value).toFixed(1)} / ${l.model.logLoss.value.toFixed(3)} / ${l.model.ece.value.toFixed(3)}`,
+          )
+          .join(" | ")} |`,
+    ),
+    "",
+    "### Data (texts with a clear label)",
+    "",
+    "| corpus | train | calibration | test |",
+    "| --- | --- | --- | --- |",
+    ...Object.entries(r.data).map(([c, d]) => `| ${c} | ${d.train} | ${d.calibration} | ${d.test} |`),
+    "",
+  );
+  return out.join("\n");
+}

@@ -1,0 +1,245 @@
+/**
+ * The trained model's features, shared by the trainer (scripts/train-classifier.ts) and the served
+ * model: one pass over the text gives hashed sparse features (words, marked when inside a
+ * negation's scope; emoticons; the VADER-lexicon valence of each word, bucketed)
+ * and a few dense lexicon features (a VADER-like compound over the same lexicon with negation,
+ * boosters, capitals and "but" — not VADER itself, which would cost twice the whole model).
+ */
+import { lexicon } from "vader-sentiment/src/vader_lexicon.js";
+
+/** Dense features, in the order of `FeatureBuffer.dense`. */
+export const DENSE = [
+  "bias",
+  "compound",
+  "positive_share",
+  "negative_share",
+  "lexicon_hits",
+  "exclamations",
+  "questions",
+  "length",
+  "capitals",
+] as const;
+
+/** VADER's negation words (its NEGATE list, apostrophes optional) and "n't" endings. */
+const NEGATIONS = new Set(
+  "aint arent cannot cant couldnt darent didnt doesnt dont hadnt hasnt havent isnt mightnt mustnt neednt oughtnt shant shouldnt wasnt werent wont wouldnt neither never none nope nor not no nothing nowhere without rarely seldom despite uhuh".split(
+    " ",
+  ),
+);
+/** VADER's boosters (B_INCR) and dampeners (B_DECR), single words. */
+const BOOSTERS = new Map<string, number>([
+  ..."absolutely amazingly awfully completely considerably decidedly deeply effing enormously entirely especially exceptionally extremely fabulously flipping flippin fricking frickin frigging friggin fully fucking greatly hella highly hugely incredibly intensely majorly more most particularly purely quite really remarkably so substantially thoroughly totally tremendously uber unbelievably unusually utterly very"
+    .split(" ")
+    .map((w) => [w, 0.293] as [string, number]),
+  ..."almost barely hardly kinda kindof less little marginally occasionally partly scarcely slightly somewhat sorta sortof"
+    .split(" ")
+    .map((w) => [w, -0.293] as [string, number]),
+]);
+
+const LEXICON = new Map<string, number>(Object.entries(lexicon));
+
+/** Feature families: each hashes into the same table under its own seed. */
+const WORD = 0x9e3779b1;
+const NEG_WORD = 0x85ebca77;
+const EMOTICON = 0x165667b1;
+const VALENCE = 0xd3a2646c;
+
+export interface FeatureBuffer {
+  /** Hashed indices (into 2^bits) and values of the sparse features; `n` of them are used. */
+  index: Int32Array;
+  value: Float32Array;
+  n: number;
+  dense: Float64Array;
+}
+
+export const MAX_SPARSE = 8192;
+
+export function featureBuffer(): FeatureBuffer {
+  return {
+    index: new Int32Array(MAX_SPARSE),
+    value: new Float32Array(MAX_SPARSE),
+    n: 0,
+    dense: new Float64Array(DENSE.length),
+  };
+}
+
+/** A 32-bit mix (murmur3's finaliser). */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function hashString(s: string, seed: number): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return mix(h);
+}
+
+/** Letters, digits and apostrophes make words (any non-ASCII code unit but surrogates counts as a letter). */
+function isWordChar(c: number): boolean {
+  return (
+    (c >= 97 && c <= 122) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 48 && c <= 57) ||
+    c === 39 ||
+    (c >= 0xc0 && (c < 0xd800 || c > 0xdfff) && c !== 0x2019 && c < 0x2000)
+  );
+}
+
+/** Ends a negation's scope and resets "but" context: . , ; : ! ? */
+const isClauseEnd = (c: number): boolean => c === 46 || c === 44 || c === 59 || c === 58 || c === 33 || c === 63;
+
+interface Word {
+  text: string;
+  upper: boolean;
+  /** Position of the clause-ending punctuation right after it, if any. */
+  clauseEnd: boolean;
+}
+
+/** Words (lower-cased, apostrophes trimmed; ’ read as '), emoji and emoticons as their own tokens. */
+function tokens(text: string, emoticons: string[]): Word[] {
+  const words: Word[] = [];
+  let cur = "";
+  let ups = 0;
+  let lows = 0;
+  let segStart = 0;
+  let segHasWord = false;
+  const flush = () => {
+    let w = cur;
+    while (w.charCodeAt(0) === 39) w = w.slice(1);
+    while (w.charCodeAt(w.length - 1) === 39) w = w.slice(0, -1);
+    if (w.length > 0) words.push({ text: w, upper: ups > 1 && lows === 0, clauseEnd: false });
+    cur = "";
+    ups = 0;
+    lows = 0;
+  };
+  const n = text.length;
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? text.charCodeAt(i) : 32;
+    if (c === 32 || c === 9 || c === 10 || c === 13) {
+      flush();
+      if (!segHasWord && i - segStart >= 2 && i - segStart <= 6) emoticons.push(text.slice(segStart, i).toLowerCase());
+      segStart = i + 1;
+      segHasWord = false;
+      continue;
+    }
+    if (isWordChar(c) || c === 0x2019) {
+      segHasWord = true;
+      if (c >= 65 && c <= 90) {
+        ups++;
+        cur += String.fromCharCode(c + 32);
+      } else {
+        if (c >= 97 && c <= 122) lows++;
+        cur += c === 0x2019 ? "'" : String.fromCharCode(c);
+      }
+      continue;
+    }
+    flush();
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      // an emoji (or another astral character) is a token of its own
+      segHasWord = true;
+      words.push({ text: text.slice(i, i + 2), upper: false, clauseEnd: false });
+      i++;
+    } else if (isClauseEnd(c) && words.length > 0) {
+      (words[words.length - 1] as Word).clauseEnd = true;
+    }
+  }
+  return words;
+}
+
+function isNegation(w: string): boolean {
+  return NEGATIONS.has(w) || w.endsWith("n't") || NEGATIONS.has(w.replace("'", ""));
+}
+
+/**
+ * Fills `buf` with the features of `text`, hashed into 2^bits buckets. Sparse values are counts
+ * scaled by 1/√(number of words + 1), so long and short texts weigh alike.
+ */
+export function featurize(text: string, bits: number, buf: FeatureBuffer): void {
+  const mask = (1 << bits) - 1;
+  const emoticons: string[] = [];
+  const words = tokens(text, emoticons);
+  let n = 0;
+  const idx = buf.index;
+  const push = (h: number) => {
+    if (n < MAX_SPARSE) idx[n++] = h & mask;
+  };
+  let exclamations = 0;
+  let questions = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 33) exclamations++;
+    else if (c === 63) questions++;
+  }
+  const butAt = words.findIndex((w) => w.text === "but");
+  let upperWords = 0;
+  for (const w of words) if (w.upper) upperWords++;
+  /** VADER's "cap differential": capitals emphasise only when some, not all, words are in capitals. */
+  const capDiff = upperWords > 0 && upperWords < words.length;
+  let negScope = 0;
+  let sum = 0;
+  let posSum = 0;
+  let negSum = 0;
+  let neutral = 0;
+  let hits = 0;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as Word;
+    const w = word.text;
+    const h = hashString(w, WORD);
+    const negated = negScope > 0;
+    push(negated ? mix(h ^ NEG_WORD) : h);
+    let v = LEXICON.get(w);
+    if (v !== undefined) {
+      hits++;
+      if (word.upper && capDiff) v += v > 0 ? 0.733 : -0.733;
+      for (let back = 1; back <= 3 && i - back >= 0; back++) {
+        const b = BOOSTERS.get((words[i - back] as Word).text);
+        if (b !== undefined) v += (v > 0 ? b : -b) * (back === 1 ? 1 : back === 2 ? 0.95 : 0.9);
+      }
+      if (negated) v *= -0.74;
+      if (butAt >= 0) v *= i < butAt ? 0.5 : i > butAt ? 1.5 : 1;
+      push(mix(Math.round(v * 2) ^ VALENCE ^ (negated ? 1 << 20 : 0)));
+      sum += v;
+      if (v > 0) posSum += v + 1;
+      else if (v < 0) negSum += 1 - v;
+      else neutral++;
+    } else {
+      neutral++;
+    }
+    if (isNegation(w)) negScope = 3;
+    else if (negScope > 0) negScope--;
+    if (word.clauseEnd) negScope = 0;
+  }
+  for (const e of emoticons) {
+    push(hashString(e, EMOTICON));
+    const v = LEXICON.get(e);
+    if (v !== undefined) {
+      hits++;
+      sum += v;
+      if (v > 0) posSum += v + 1;
+      else negSum += 1 - v;
+    }
+  }
+  const scale = 1 / Math.sqrt(words.length + emoticons.length + 1);
+  const val = buf.value;
+  for (let k = 0; k < n; k++) val[k] = scale;
+  buf.n = n;
+  if (sum !== 0) {
+    const emphasis = Math.min(exclamations, 4) * 0.292;
+    sum += sum > 0 ? emphasis : -emphasis;
+  }
+  const total = posSum + negSum + neutral || 1;
+  const d = buf.dense;
+  d[0] = 1;
+  d[1] = sum / Math.sqrt(sum * sum + 15);
+  d[2] = posSum / total;
+  d[3] = negSum / total;
+  d[4] = Math.min(hits, 5) / 5;
+  d[5] = Math.min(exclamations, 4) / 4;
+  d[6] = Math.min(questions, 4) / 4;
+  d[7] = Math.log1p(words.length) / 5;
+  d[8] = words.length > 0 ? upperWords / words.length : 0;
+}

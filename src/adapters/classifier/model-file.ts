@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DENSE } from "./features.js";
+import { CLASSES, type LinearModel } from "./linear-model.js";
+
+/** The trained model's name and version in every answer; bump the version on every retrain. */
+export const MODEL_NAME = "almanac-sentiment-lr";
+export const MODEL_VERSION = "1.0.0";
+
+const MAGIC = "ALSENT01";
+
+interface Header {
+  name: string;
+  version: string;
+  bits: number;
+  scale: [number, number, number];
+  dense: number[];
+  denseNames: readonly string[];
+  temperature: number;
+  bias: [number, number, number];
+}
+
+/**
+ * The weights file: "ALSENT01", a little-endian uint32 length, a JSON header (name, version,
+ * bucket bits, per-class scales, dense weights, calibration), then 3 · 2^bits int8 weights.
+ */
+export function encodeModel(model: LinearModel): Buffer {
+  if (!(model.weights instanceof Int8Array)) throw new Error("quantise the model before writing it");
+  const header: Header = {
+    name: MODEL_NAME,
+    version: MODEL_VERSION,
+    bits: model.bits,
+    scale: model.scale,
+    dense: [...model.dense],
+    denseNames: DENSE,
+    temperature: model.temperature,
+    bias: model.bias,
+  };
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(json.length);
+  const w = model.weights;
+  return Buffer.concat([Buffer.from(MAGIC), len, json, Buffer.from(w.buffer, w.byteOffset, w.byteLength)]);
+}
+
+export function decodeModel(bytes: Buffer): LinearModel & { name: string; version: string } {
+  if (bytes.subarray(0, 8).toString() !== MAGIC) throw new Error("not a sentiment model file");
+  const len = bytes.readUInt32LE(8);
+  const header = JSON.parse(bytes.subarray(12, 12 + len).toString()) as Header;
+  if (header.denseNames.join() !== DENSE.join()) throw new Error("model file's dense features differ from this code's");
+  const body = bytes.subarray(12 + len);
+  if (body.length !== CLASSES << header.bits) throw new Error("model file is truncated");
+  const weights = new Int8Array(body.length);
+  weights.set(new Int8Array(body.buffer, body.byteOffset, body.length));
+  return {
+    name: header.name,
+    version: header.version,
+    bits: header.bits,
+    weights,
+    scale: header.scale,
+    dense: Float64Array.from(header.dense),
+    temperature: header.temperature,
+    bias: header.bias,
+  };
+}
+
+/**
+ * The shipped weights: beside this module in src/, or (from the esbuild bundle in dist/) in the
+ * src/ tree next to dist/, which the image keeps.
+ */
+export function shippedModelPath(): string {
+  for (const rel of ["./model/sentiment.bin", "../src/adapters/classifier/model/sentiment.bin"]) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error("the sentiment model's weights (src/adapters/classifier/model/sentiment.bin) are missing");
+}
+
+export function loadShippedModel(path = shippedModelPath()) {
+  return decodeModel(readFileSync(path));
+}
