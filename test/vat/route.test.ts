@@ -21,7 +21,7 @@ describe("GET /v1/vat", () => {
   it("answers Germany's temporary 16 % / 5 % for 2020-08-01 with period bounds, history, upcoming and sources", async () => {
     const body = await ok("?code=DE&date=2020-08-01");
     expect(body.country).toMatchObject({ code: "DE", name: "Germany", vat_prefix: "DE", time_zone: "Europe/Berlin" });
-    expect(body.rates).toEqual({ standard: 16, reduced: [5], super_reduced: null, parking: null });
+    expect(body.rates).toEqual({ standard: 16, reduced: [5], super_reduced: null, parking: null, special: [] });
     expect([body.effective_from, body.effective_to]).toEqual(["2020-07-01", "2020-12-31"]);
     expect(body.history.map((p) => p.rates.standard)).toEqual([19]);
     expect(body.upcoming.map((p) => [p.effective_from, p.rates.standard])).toEqual([["2021-01-01", 19]]);
@@ -29,6 +29,25 @@ describe("GET /v1/vat", () => {
     expect(body.exceptions.map((e) => e.name)).toContain("Heligoland");
     expect(body.last_verified).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(body).not.toHaveProperty("vat_number");
+  });
+
+  // Skatteetaten's VAT rates: 25 % general, 15 % food, 12 % transport/accommodation/…, and 11.11 % on the
+  // first-hand sale of raw fish — a rate of its own, not a reduced rate of the general scheme.
+  it("lists Norway's 11.11 % on raw fish as a special rate, with its source, in every period", async () => {
+    const body = await ok("?code=NO&date=2024-06-01");
+    expect([body.rates.standard, body.rates.reduced]).toEqual([25, [15, 12]]);
+    expect(body.rates.special).toEqual([
+      {
+        rate: 11.11,
+        applies_to: expect.stringMatching(/raw fish/),
+        source: {
+          name: expect.stringMatching(/Skatteetaten/),
+          url: expect.stringMatching(/^https:\/\/www\.skatteetaten\.no\//),
+        },
+      },
+    ]);
+    expect(body.history.every((p) => p.rates.special.some((r) => r.rate === 11.11))).toBe(true);
+    expect((await ok("?code=DE&date=2024-06-01")).rates.special).toEqual([]);
   });
 
   it("defaults the date to today in the country's civil time", async () => {

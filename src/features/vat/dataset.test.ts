@@ -65,7 +65,7 @@ describe("VAT dataset", () => {
   it("reports the period bounds, earlier periods newest first and later ones oldest first", () => {
     const a = on("LU", "2023-06-15");
     expect([a.effective_from, a.effective_to]).toEqual(["2023-01-01", "2023-12-31"]);
-    expect(a.rates).toEqual({ standard: 16, reduced: [7], super_reduced: 3, parking: 13 });
+    expect(a.rates).toEqual({ standard: 16, reduced: [7], super_reduced: 3, parking: 13, special: [] });
     expect(a.history.map((p) => p.effective_from)).toEqual(["2015-01-01"]);
     expect(a.upcoming.map((p) => [p.effective_from, p.effective_to])).toEqual([["2024-01-01", null]]);
   });

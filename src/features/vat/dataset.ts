@@ -9,6 +9,13 @@ const SourceSchema = z
     message: "a source needs a ref or both name and url",
   });
 
+/** A rate outside the standard/reduced scheme, for one named kind of supply (Norway's raw fish). */
+const SpecialRateSchema = z.object({
+  rate: z.number().positive(),
+  applies_to: z.string().min(1),
+  source: SourceSchema,
+});
+
 const PeriodSchema = z.object({
   effective_from: isoDate,
   effective_to: isoDate.optional(),
@@ -16,6 +23,7 @@ const PeriodSchema = z.object({
   reduced: z.array(z.number().positive()),
   super_reduced: z.number().positive().nullable(),
   parking: z.number().positive().nullable(),
+  special: z.array(SpecialRateSchema).optional(),
   source: SourceSchema,
   notes: z.array(z.string()).optional(),
 });
@@ -69,7 +77,9 @@ export function loadVatDataset(input: unknown = raw): VatDataset {
   for (const [code, country] of Object.entries(data.countries)) {
     country.periods.forEach((p, i) => {
       const where = `${code} period ${p.effective_from}`;
-      if (p.source.ref !== undefined && !data.sources[p.source.ref]) throw new Error(`${where}: unknown source ref`);
+      for (const source of [p.source, ...(p.special ?? []).map((r) => r.source)]) {
+        if (source.ref !== undefined && !data.sources[source.ref]) throw new Error(`${where}: unknown source ref`);
+      }
       if (p.effective_to !== undefined && p.effective_to < p.effective_from) throw new Error(`${where}: ends first`);
       if (p.effective_from >= NAMED_SOURCE_FROM && !p.source.name) throw new Error(`${where}: source needs a name`);
       const next = country.periods[i + 1];

@@ -16,7 +16,7 @@ export const VAT_EXAMPLE: VatResponseBody = {
     eu_member: true,
   },
   date: "2020-08-01",
-  rates: { standard: 16, reduced: [5], super_reduced: null, parking: null },
+  rates: { standard: 16, reduced: [5], super_reduced: null, parking: null, special: [] },
   effective_from: "2020-07-01",
   effective_to: "2020-12-31",
   source: {
@@ -28,7 +28,7 @@ export const VAT_EXAMPLE: VatResponseBody = {
     {
       effective_from: "2007-01-01",
       effective_to: "2020-06-30",
-      rates: { standard: 19, reduced: [7], super_reduced: null, parking: null },
+      rates: { standard: 19, reduced: [7], super_reduced: null, parking: null, special: [] },
       source: { name: "Umsatzsteuergesetz (UStG) § 12; EC VAT rates table", url: EC },
       notes: [],
     },
@@ -37,7 +37,7 @@ export const VAT_EXAMPLE: VatResponseBody = {
     {
       effective_from: "2021-01-01",
       effective_to: null,
-      rates: { standard: 19, reduced: [7], super_reduced: null, parking: null },
+      rates: { standard: 19, reduced: [7], super_reduced: null, parking: null, special: [] },
       source: { name: "UStG § 12 (rates restored after UStG § 28 expired); EC VAT rates table", url: EC },
       notes: [
         "Restaurant meals (not drinks) were taxed at 7 % from 2020-07-01 to 2023-12-31 and natural gas / district heating from 2022-10-01 to 2024-03-31 (category changes). Restaurant meals return to 7 % from 2026-01-01 (announced in the 2025 tax amendment act; category change).",

@@ -8,11 +8,19 @@ export function canonicalCountry(code: string): string {
   return ALIASES[upper] ?? upper;
 }
 
+export interface SpecialRate {
+  rate: number;
+  applies_to: string;
+  source: { name: string; url: string };
+}
+
 export interface Rates {
   standard: number;
   reduced: number[];
   super_reduced: number | null;
   parking: number | null;
+  /** Rates for one named kind of supply outside the scheme above, each with its source. */
+  special: SpecialRate[];
 }
 
 export interface PeriodView {
@@ -61,13 +69,24 @@ export type RatesLookup =
   | { ok: false; reason: "unknown_country" }
   | { ok: false; reason: "before_coverage"; first: string };
 
+/** A period's (or special rate's) source with its `ref` resolved. */
+function sourceOf(data: VatDataset, source: VatPeriod["source"]): { name: string; url: string } {
+  const ref = source.ref ? data.sources[source.ref] : undefined;
+  return { name: source.name ?? ref?.name ?? "", url: source.url ?? ref?.url ?? "" };
+}
+
 function view(data: VatDataset, p: VatPeriod): PeriodView {
-  const ref = p.source.ref ? data.sources[p.source.ref] : undefined;
   return {
     effective_from: p.effective_from,
     effective_to: p.effective_to ?? null,
-    rates: { standard: p.standard, reduced: p.reduced, super_reduced: p.super_reduced, parking: p.parking },
-    source: { name: p.source.name ?? ref?.name ?? "", url: p.source.url ?? ref?.url ?? "" },
+    rates: {
+      standard: p.standard,
+      reduced: p.reduced,
+      super_reduced: p.super_reduced,
+      parking: p.parking,
+      special: (p.special ?? []).map((r) => ({ ...r, source: sourceOf(data, r.source) })),
+    },
+    source: sourceOf(data, p.source),
     notes: p.notes ?? [],
   };
 }

@@ -2,6 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { DateTime } from "luxon";
 import { CODE_PATTERN } from "./vat-number.js";
 
+const Source = z.object({ name: z.string(), url: z.string() });
+
 export const VatQuery = z.object({
   code: z
     .string()
@@ -34,10 +36,20 @@ const Rates = z
     reduced: z.array(z.number()).openapi({ description: "Reduced rates of 5 % or more, highest first." }),
     super_reduced: z.number().nullable().openapi({ description: "EU super-reduced rate (below 5 %), if any." }),
     parking: z.number().nullable().openapi({ description: "EU parking rate (Art. 118), if any." }),
+    special: z.array(
+      z
+        .object({
+          rate: z.number().openapi({ example: 11.11 }),
+          applies_to: z.string().openapi({ example: "First-hand sale of raw fish (wild marine resources)" }),
+          source: Source,
+        })
+        .openapi("VatSpecialRate", {
+          description:
+            "A rate for one named kind of supply outside the standard/reduced scheme (Norway's 11.11 % on raw fish), with its source.",
+        }),
+    ),
   })
   .openapi("VatRates");
-
-const Source = z.object({ name: z.string(), url: z.string() });
 
 const Period = z
   .object({
