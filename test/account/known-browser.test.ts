@@ -88,9 +88,12 @@ function reserveSuite(name: string, opts: { postgres: boolean; redis?: string })
       // No cookie, someone else's genuine cookie, a made-up one: still 429.
       const forged = browser();
       forged.setCookie(KNOWN, randomBytes(16).toString("base64url"));
+      const garbled = browser();
+      garbled.setCookie(KNOWN, encodeURIComponent("é".repeat(22)));
       const stranger = browser();
       stranger.setCookie(KNOWN, `${thief.cookie(KNOWN)}.${randomBytes(16).toString("base64url")}`);
-      for (const agent of [browser(), thief, forged, stranger]) expect((await askCode(agent, owner)).status).toBe(429);
+      for (const agent of [browser(), thief, forged, garbled, stranger])
+        expect((await askCode(agent, owner)).status).toBe(429);
       const viaApi = await api(
         "/email-otp/send-verification-otp",
         { email: owner, type: "sign-in" },

@@ -16,6 +16,7 @@ const MAX_ADDRESSES = 5;
 const MAX_AGE_SEC = 365 * 86_400;
 /** 128 bits of HMAC-SHA256, base64url. */
 const TAG_CHARS = 22;
+const TAG = new RegExp(`^[\\w-]{${TAG_CHARS}}$`);
 
 export const knownBrowserCookieName = (publicUrl: string) => `${cookiePolicy(publicUrl).prefix}.known`;
 
@@ -27,7 +28,7 @@ function tagFor(secret: string, address: string): string {
 }
 
 function tagsIn(c: Context<AppEnv>, publicUrl: string): string[] {
-  return (getCookie(c, knownBrowserCookieName(publicUrl)) ?? "").split(".").filter((t) => t.length === TAG_CHARS);
+  return (getCookie(c, knownBrowserCookieName(publicUrl)) ?? "").split(".").filter((t) => TAG.test(t));
 }
 
 /** Whether the request's browser completed a sign-in for `address` before. */
