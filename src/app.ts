@@ -106,7 +106,11 @@ export function createApp(deps: AppDeps): App {
     // served the page (docs.ts puts it first there).
     servers: [
       { url: deps.config.PUBLIC_URL, description: "Production: this deployment (PUBLIC_URL).", "x-internal": false },
-      { url: "/", description: "Local or production: the host that served this document (the /docs page).", "x-internal": false },
+      {
+        url: "/",
+        description: "Local or production: the host that served this document (the /docs page).",
+        "x-internal": false,
+      },
     ],
   };
   // Built once, on first request (every route is registered by then), then post-processed.

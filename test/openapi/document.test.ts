@@ -67,3 +67,33 @@ describe("servers (21.5)", () => {
     expect(doc.servers.map((s) => s.url)).toEqual(["https://almanac.example", "/"]);
   });
 });
+
+describe("authentication modelled once (21.7)", () => {
+  it("no operation declares an Authorization header parameter: the security schemes say it", () => {
+    const found = operations().filter(({ op }) =>
+      (op.parameters ?? []).some((p) => p.in === "header" && p.name.toLowerCase() === "authorization"),
+    );
+    expect(found.map(({ method, path }) => `${method} ${path}`)).toEqual([]);
+  });
+
+  it("/v1/usage requires a key: no key is 401, and the document says so", async () => {
+    expect(doc.paths["/v1/usage"]?.get?.security).toEqual([{ bearer: [] }]);
+    expect((await t.app.request("/v1/usage")).status).toBe(401);
+  });
+
+  it("the contact desk declares no security, and a key sent to it changes nothing", async () => {
+    expect(doc.paths["/v1/mail/contact"]?.post?.security).toEqual([]);
+    const res = await t.app.request("/v1/mail/contact", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: "Bearer alm_not_a_key" },
+      body: JSON.stringify({ name: "Ada", email: "ada@example.com", message: "Hello" }),
+    });
+    expect(res.status).not.toBe(401);
+  });
+
+  it("every operation that accepts a key declares the 401 a rejected key gets", () => {
+    const keyed = operations().filter(({ op }) => (op.security ?? []).some((s) => "bearer" in s));
+    expect(keyed.length).toBeGreaterThan(0);
+    expect(keyed.filter(({ op }) => !op.responses["401"]).map(({ method, path }) => `${method} ${path}`)).toEqual([]);
+  });
+});

@@ -1,11 +1,12 @@
 import { CACHED_LOOKUPS } from "../../http/http-cache.js";
 import { QUERY_ALIASES } from "../../http/query-aliases.js";
+import { demoTierErrorResponses, demoTierHeaders } from "../shared/responses.js";
 
 /**
  * Post-processing of the generated OpenAPI document so it declares what the server really does
  * for every operation, without repeating it in each route: an `operationId`, `X-Request-Id` on
- * every response, `Retry-After` on every 429, the optional `Authorization` header of the public
- * GETs, the 405 / 413 / 500 any route can give, and the HTTP caching of the deterministic lookups.
+ * every response, `Retry-After` on every 429, who may call (security), the 405 / 413 / 500 any
+ * route can give, and the HTTP caching of the deterministic lookups.
  */
 
 type Json = Record<string, unknown>;
@@ -109,6 +110,8 @@ function addTimeFormats(node: unknown): void {
 }
 
 const CACHED_PATHS = new Set(CACHED_LOOKUPS.map((l) => l.path));
+/** Operations no key applies to. */
+const UNAUTHENTICATED = new Set(["/v1/billing/webhook", "/v1/mail/contact"]);
 
 /** `get` + `/v1/holidays/working-days` → `getHolidaysWorkingDays`. */
 export function operationIdOf(method: string, path: string): string {
@@ -124,6 +127,27 @@ const errorResponse = (description: string, headers: Record<string, Json> = {}) 
   headers,
   content: { "application/json": { schema: ERROR } },
 });
+
+/** A response built with shared/responses.ts's errorResponse(), as document JSON. */
+const asJson = (response: { content: { "application/json": object } }): Json => ({
+  ...response,
+  content: { "application/json": { ...response.content["application/json"], schema: ERROR } },
+});
+
+/** The paths the demo tier (http/demo-tier.ts, as app.ts mounts it) does not count. */
+const DEMO_EXEMPT = new Set(["/v1/openapi.json", "/v1/usage"]);
+
+/**
+ * What the demo tier adds to every public GET it stands in front of: a rejected key's 401, its own
+ * 429, and its RateLimit headers on whatever passes through it.
+ */
+function demoTierLayer(op: Operation): void {
+  op.responses["401"] ??= asJson(demoTierErrorResponses[401]);
+  op.responses["429"] ??= asJson(demoTierErrorResponses[429]);
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (status !== "401") response.headers = { ...demoTierHeaders, ...response.headers };
+  }
+}
 
 /** The limits the document's examples quote, as configured (not the defaults they were written with). */
 export interface ContractLimits {
@@ -149,7 +173,7 @@ function addHeaderParameter(op: Operation, name: string, description: string, sc
 }
 
 export function contractDocument<T extends object>(doc: T, limits?: ContractLimits): T {
-  const out = (limits ? withLimits(doc, limits) : structuredClone(doc)) as T & {
+  const out = structuredClone(doc) as T & {
     paths: Record<string, Record<string, Operation>>;
     components?: Json;
   };
@@ -198,21 +222,11 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
       if (op.parameters) op.parameters = op.parameters.map((p) => withAliases(typedParameter(path, p)));
-      // Public lookups: anonymous (demo tier) or a key. The webhook is authenticated by its
+      // Authentication is modelled once, by the security schemes (never an `Authorization` header
+      // parameter, which OpenAPI ignores). Public lookups: anonymous (demo tier) or a key. The
+      // contact desk takes no key (one sent is not looked at). The webhook is authenticated by its
       // Stripe signature, not a scheme OpenAPI can express.
-      if (!op.security) op.security = path === "/v1/billing/webhook" ? [] : [{}, { bearer: [] }];
-      const publicGet = method === "get" && path.startsWith("/v1/") && path !== "/v1/openapi.json";
-      if (publicGet) {
-        addHeaderParameter(
-          op,
-          "Authorization",
-          "Optional `Bearer <key>`: a valid key is not counted against the demo tier.",
-          {
-            type: "string",
-            pattern: "^Bearer \\S+$",
-          },
-        );
-      }
+      if (!op.security) op.security = UNAUTHENTICATED.has(path) ? [] : [{}, { bearer: [] }];
       op.responses["405"] ??= errorResponse("The path exists but not for this method.", { Allow: ref("Allow") });
       op.responses["500"] ??= errorResponse("Internal error: the message is generic, the request id names it.");
       if (method === "post") op.responses["413"] ??= errorResponse("The request body is larger than the limit.");
@@ -227,6 +241,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
         const ok = op.responses["200"];
         if (ok) ok.headers = { ...ok.headers, ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") };
       }
+      if (method === "get" && path.startsWith("/v1/") && !DEMO_EXEMPT.has(path)) demoTierLayer(op);
       if (op.parameters) op.parameters = op.parameters.map(withStyle);
       for (const [status, response] of Object.entries(op.responses)) {
         response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
@@ -236,5 +251,5 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       }
     }
   }
-  return out;
+  return limits ? withLimits(out, limits) : out;
 }
