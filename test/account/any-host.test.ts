@@ -51,6 +51,13 @@ describe("with PUBLIC_URL set, another host is sent to it first", () => {
     expect(res.headers.get("location")).toBe("https://almanac.example/account?notice=x");
   });
 
+  it("does not redirect for a port alone (a proxy's Host may carry none, or its own)", async () => {
+    for (const host of ["almanac.example", "almanac.example:8443"]) {
+      const res = await acct.t.app.request(`http://${host}/account`, { headers: { Host: host } });
+      expect(res.status).toBe(200);
+    }
+  });
+
   it("serves the page on PUBLIC_URL's own host", async () => {
     const res = await acct.t.app.request("https://almanac.example/account", { headers: { Host: "almanac.example" } });
     expect(res.status).toBe(200);

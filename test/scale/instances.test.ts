@@ -135,9 +135,14 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)(
 
     it("signed in on A, the session works on B; a key made on B and revoked on A is refused by B; sign-out holds", async () => {
       const target = { base: "" };
+      // The agent addresses the load balancer (PUBLIC_URL, sent as Host); this stands in for it.
       const http = {
-        request: (path: string, init?: RequestInit) =>
-          fetch(new URL(path, target.base), { ...init, redirect: "manual" }),
+        request: (url: string, init?: RequestInit) => {
+          const { pathname, search } = new URL(url, PUBLIC_URL);
+          // The balancer's host name reaches the instance (as nginx's `Host $host` passes it).
+          const base = target.base.replace("127.0.0.1", new URL(PUBLIC_URL).hostname);
+          return fetch(new URL(pathname + search, base), { ...init, redirect: "manual" });
+        },
       };
       const email = `scale-${Date.now()}@example.test`;
 

@@ -167,11 +167,14 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
 
   // With PUBLIC_URL set, a page opened on another host name (127.0.0.1, an internal name) moves
   // to PUBLIC_URL before any form is shown, so cookies and same-origin checks use one host.
-  // (A request without a Host header — HTTP/1.0, or an in-process test — has nowhere else to be.)
-  const publicHost = new URL(deps.config.PUBLIC_URL).host;
+  // Host names are compared without the port: cookies ignore ports, and a proxy may pass its own
+  // (nginx's `$host` has none), so a port alone never redirects (that could loop). A request
+  // without a Host header (HTTP/1.0, an in-process test) has nowhere else to be.
+  const publicHostname = new URL(deps.config.PUBLIC_URL).hostname;
   const toPublicHost: MiddlewareHandler<AppEnv> = async (c, next) => {
     const host = c.req.header("host");
-    if (!ctx.originFixed || !host || host === publicHost || !["GET", "HEAD"].includes(c.req.method)) return next();
+    const elsewhere = host !== undefined && URL.parse(`http://${host}`)?.hostname !== publicHostname;
+    if (!ctx.originFixed || !elsewhere || !["GET", "HEAD"].includes(c.req.method)) return next();
     const here = new URL(c.req.url);
     return c.redirect(`${deps.config.PUBLIC_URL}${here.pathname}${here.search}`, 302);
   };
