@@ -154,6 +154,19 @@ function suite(acct: AccountApp) {
     expect((await call(acct, next2.key)).status).toBe(200);
   });
 
+  it("revoking only the replacement gives the old key (still in grace) its place under the active-key cap back", async () => {
+    const agent = await acct.signIn("orphan@example.test");
+    const a = await createKey(acct, agent, "a");
+    const b = await rollKey(acct, agent, a.id, "604800");
+    await createKey(acct, agent, "c");
+    const { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${b.id}/revoke`, { csrf, only: "1" })).status).toBe(303);
+    expect((await call(acct, a.key)).status).toBe(200);
+    const d = await agent.post("/account/keys", { csrf, name: "d" });
+    expect(d.status).toBe(409);
+    expect((await errorOf(d)).error.reason).toBe("KEY_LIMIT");
+  });
+
   it("a downgrade brings the account within the lower plan: newest keys over the cap revoked, uses lowered, said on the page", async () => {
     const email = "downgrade@example.test";
     const agent = await acct.signIn(email);

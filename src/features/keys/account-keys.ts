@@ -145,6 +145,10 @@ export class AccountKeys {
     for (const id of ids) {
       if (await this.keys.revoke(id, ownerId)) await this.ledger.markRevoked(id, opts.reason ?? null);
     }
+    // The replacement alone revoked: the old key, still in grace, is the account's key again and
+    // counts toward the active-key cap (else revoke-only-the-new would mint uncounted keys).
+    const kept = keys.find((k) => k.id === key.replaces && k.status === "active" && !ids.includes(k.id));
+    if (kept) await this.ledger.countAgain(kept.id);
     return ids;
   }
 

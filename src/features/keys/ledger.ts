@@ -137,6 +137,11 @@ export class KeyLedger {
       .execute();
   }
 
+  /** A rolled key whose replacement was revoked: it counts toward the active-key cap again. */
+  async countAgain(keyId: string): Promise<void> {
+    await this.db.updateTable("key_ledger").set({ rolled_at: null }).where("key_id", "=", keyId).execute();
+  }
+
   /** `reason`: why the account page revoked it (`plan`: over a lower plan's cap), null when asked to. */
   async markRevoked(keyId: string, reason: string | null = null): Promise<void> {
     await this.db
