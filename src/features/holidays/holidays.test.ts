@@ -289,6 +289,16 @@ describe("Canada: the national set is the federal one (Canada Labour Code)", () 
   });
 });
 
+// British Columbia's Employment Standards Act made 30 September a statutory holiday from 2023;
+// Ontario's Employment Standards Act does not list it.
+it("National Day for Truth and Reconciliation: federal since 2021, British Columbia since 2023, not Ontario", async () => {
+  const off = async (query: string) => !(await get(`/v1/holidays/working-days?${query}`)).body.is_working_day;
+  expect(await off("country=CA&date=2021-09-30")).toBe(true);
+  expect(await off("country=CA&region=BC&date=2022-09-30")).toBe(false);
+  expect(await off("country=CA&region=BC&date=2027-09-30")).toBe(true);
+  expect(await off("country=CA&region=ON&date=2027-09-30")).toBe(false);
+});
+
 // Rijksoverheid: Good Friday and Liberation Day are official holidays; no law makes any holiday a
 // day off; most employers do not give Good Friday off; many cao's give 5 May off every fifth year.
 describe("Netherlands: Good Friday and Liberation Day", () => {

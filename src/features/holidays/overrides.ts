@@ -120,6 +120,18 @@ export const HOLIDAY_OVERRIDES: readonly HolidayOverride[] = [
     note: "Not a public holiday under Ontario's Employment Standards Act; a day off for federal employees and some others.",
     source: "Employment Standards Act, 2000, S.O. 2000, c. 41, s. 1(1) (public holidays)",
   },
+  {
+    country: "CA",
+    region: "BC",
+    rule: "09-30 since 2023",
+    name: {
+      en: "National Day for Truth and Reconciliation",
+      fr: "Journée nationale de la vérité et de la réconciliation",
+    },
+    type: "public",
+    source:
+      'Employment Standards Act (British Columbia), s. 1 "statutory holiday", as amended in 2023 (Employment Standards Amendment Act, 2023)',
+  },
   // Netherlands: official holidays, days off only by collective agreement.
   {
     country: "NL",
