@@ -7,6 +7,8 @@ import { type TestApp, testApp } from "./helpers/app.js";
  */
 const OPERATIONAL = [
   "GET /",
+  "GET /favicon.svg",
+  "GET /favicon.ico",
   "GET /healthz",
   "GET /readyz",
   "GET /metrics",
