@@ -37,6 +37,10 @@ async function burst(apps: TestApp[]) {
   );
   expect(new Set(reasons)).toEqual(new Set(["USAGE_EXCEEDED"]));
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(0);
+  // A key with uses of its own, refused by its exhausted account, keeps them.
+  await first.deps.keys.update(a.id, { remaining: 5 });
+  expect((await classify(first, ["good"], bearer(a.key))).status).toBe(429);
+  expect((await first.deps.keys.list(undefined)).find((k) => k.id === a.id)?.remaining).toBe(5);
   // A refund (a charged job that did not complete) goes back to the account.
   expect(await first.deps.keys.credit(b.id, 2)).toBe(true);
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(2);

@@ -24,17 +24,22 @@ export class PooledKeyStore implements KeyStore {
     const pool = await this.quotas.poolOf(v.keyId);
     if (!pool) return v;
     const cost = opts.cost ?? 1;
+    // Refused by the account after the key spent a use of its own: that use goes back.
+    const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
+      if (cost > 0 && v.remaining != null) await this.inner.credit(v.keyId as string, cost);
+      return answer;
+    };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
     // An account without uses left is refused before it eats into its rate limit.
-    if (cost > 0 && pool.remaining !== null && pool.remaining < cost) return exhausted;
+    if (cost > 0 && pool.remaining !== null && pool.remaining < cost) return refuse(exhausted);
     const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
     const d = await this.limiter.consume(rule, pool.ownerId);
     const ratelimit = tighter(v.ratelimit, { limit: d.limit, remaining: d.remaining, resetMs: d.resetMs });
-    if (!d.allowed) return { ...v, code: "RATE_LIMITED", ratelimit };
+    if (!d.allowed) return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
     let remaining = pool.remaining;
     if (cost > 0 && remaining !== null) {
       const left = await this.quotas.spend(pool.ownerId, cost);
-      if (left === undefined) return { ...exhausted, ratelimit };
+      if (left === undefined) return refuse({ ...exhausted, ratelimit });
       remaining = left;
     }
     return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
