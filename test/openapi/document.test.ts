@@ -97,3 +97,19 @@ describe("authentication modelled once (21.7)", () => {
     expect(keyed.filter(({ op }) => !op.responses["401"]).map(({ method, path }) => `${method} ${path}`)).toEqual([]);
   });
 });
+
+describe("errors (21.8)", () => {
+  it("the error schema is ErrorResponse (Error shadows the built-in in generated code)", () => {
+    const schemas = (doc.components as { schemas: Record<string, unknown> }).schemas;
+    expect(schemas.ErrorResponse).toBeDefined();
+    expect(schemas.Error).toBeUndefined();
+  });
+
+  it("every operation has a default response in that shape", () => {
+    const missing = operations().filter(({ op }) => {
+      const d = op.responses.default as { content?: Record<string, { schema?: { $ref?: string } }> } | undefined;
+      return d?.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/ErrorResponse";
+    });
+    expect(missing.map(({ method, path }) => `${method} ${path}`)).toEqual([]);
+  });
+});

@@ -27,7 +27,7 @@ const TAGS = [
   { name: "Contact desk", description: "Messages to the people behind Almanac, sent through the mail lane." },
   { name: "Billing", description: "Purchases that change an account's plan (Stripe Checkout webhook)." },
 ];
-const ERROR = { $ref: "#/components/schemas/Error" };
+const ERROR = { $ref: "#/components/schemas/ErrorResponse" };
 
 /**
  * What the lookups' query parameters really are. The validators read strings (every query value
@@ -229,6 +229,8 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       if (!op.security) op.security = UNAUTHENTICATED.has(path) ? [] : [{}, { bearer: [] }];
       op.responses["405"] ??= errorResponse("The path exists but not for this method.", { Allow: ref("Allow") });
       op.responses["500"] ??= errorResponse("Internal error: the message is generic, the request id names it.");
+      // Any status a proxy or a future version adds still has the one error shape.
+      op.responses.default ??= errorResponse("Any other error, in the same shape.");
       if (method === "post") op.responses["413"] ??= errorResponse("The request body is larger than the limit.");
       if (CACHED_PATHS.has(path)) {
         addHeaderParameter(op, "If-None-Match", "An ETag from an earlier answer: 304 when the answer is the same.", {

@@ -13,7 +13,7 @@ export const ErrorSchema = z
       request_id: z.string(),
     }),
   })
-  .openapi("Error");
+  .openapi("ErrorResponse");
 
 interface ErrorExample {
   code: string;
