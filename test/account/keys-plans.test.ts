@@ -92,7 +92,7 @@ describe("keys under plans on the account page (embedded store)", () => {
     expect(get.status).toBe(429);
     const page = await accountPage(agent);
     expect(page.html).toMatch(
-      /<td class="num" data-label="Calls 24 h">10<\/td><td class="num" data-label="Calls 30 d">10<\/td><td class="num" data-label="Remaining uses">90<\/td>/,
+      /<dt>Calls 24 h<\/dt><dd class="num">10<\/dd><dt>Calls 30 d<\/dt><dd class="num">10<\/dd><dt>Remaining uses<\/dt><dd class="num">90<\/dd>/,
     );
     expect(page.html).toContain("Plan <strong>free</strong>");
     expect(page.html).toMatch(/<time datetime="[^"]+">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/time>/);

@@ -14,13 +14,13 @@ header { padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
 p, pre, code, dd { overflow-wrap: anywhere; }
-/* Phones: the keys table becomes one card per key, each cell labelled. */
+/* Phones: the keys table becomes one card per key, each cell labelled above its content. */
 @media (max-width: 44rem) {
   table, tbody, tr, th, td { display: block; } thead { position: absolute; left: -9999px; }
   tr { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem; margin-bottom: .75rem; }
   th[scope="row"] { border: 0; padding: .25rem 0; font-size: 1.05rem; }
-  td { border: 0; padding: .15rem 0; display: flex; gap: .75rem; justify-content: space-between; }
-  td::before { content: attr(data-label); color: var(--muted); }
+  td { border: 0; padding: .25rem 0; }
+  td::before { content: attr(data-label); display: block; color: var(--muted); font-size: .85rem; }
 }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; max-width: 32rem; }
@@ -28,6 +28,8 @@ h1 { font-size: 1.6rem; margin: 0 0 1rem; } h2 { font-size: 1.2rem; margin: 2rem
 label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }
 input { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 22rem;
   background: var(--bg); color: var(--fg); }
+/* Every control is a tap target of at least 44 × 44 px (WCAG 2.5.5). */
+button, a.button, select, input:not([type=checkbox]):not([type=radio]) { min-height: 44px; min-width: 44px; }
 button { font: inherit; padding: .4rem .9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
   color: var(--on-accent); cursor: pointer; margin-top: .5rem; }
 form.inline { display: inline-block; margin: .75rem .75rem 0 0; }
@@ -49,11 +51,18 @@ td.actions form { display: inline-block; margin-right: .5rem; } td.actions butto
 .identities { list-style: none; padding: 0; } .identities li { display: flex; gap: 1rem; align-items: center; }
 /* keys (keys-views.tsx) */
 .table-wrap { overflow-x: auto; max-width: 100%; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-a.button { display: inline-block; padding: .35rem .8rem; border-radius: 6px; border: 1px solid var(--accent); text-decoration: none; }
+a.button { display: inline-flex; align-items: center; justify-content: center; padding: .35rem .8rem; border-radius: 6px;
+  border: 1px solid var(--accent); text-decoration: none; }
+th[scope="row"] .key-name { display: block; } th[scope="row"] code, th[scope="row"] .muted { display: block; font-weight: 400; }
+dl.facts { margin: 0; font-size: .9rem; } dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0 0 .25rem; }
+div.actions { display: flex; flex-direction: column; align-items: stretch; gap: .5rem; }
+.form-actions { display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; margin-top: .75rem; }
+.form-actions button { margin: 0; }
 a.button.danger { color: var(--danger); border-color: var(--danger); }
-select { font: inherit; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+select { max-width: 100%; font: inherit; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; } label.check { font-weight: 400; }
-label.check input { width: auto; } .create-key { margin-top: 1rem; } .muted { color: var(--muted); }
+label.check { display: flex; align-items: center; gap: .5rem; min-height: 44px; margin: 0; }
+label.check input { width: auto; flex: none; } .create-key { margin-top: 1rem; } .muted { color: var(--muted); }
 `;
 
 /** Copy buttons: `<button data-copy="ID">` copies the text of element ID. */

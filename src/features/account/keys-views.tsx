@@ -62,49 +62,61 @@ function KeyRow({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
   const id = encodeURIComponent(k.id);
   return (
     <tr>
-      <th scope="row">{k.name}</th>
-      <td data-label="Key">
-        <code>{shortKey(k)}</code>
-      </td>
-      <td data-label="Permissions">{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</td>
-      <td data-label="Created">
-        <When iso={k.createdAt} />
-      </td>
-      <td data-label="Last used">
-        <When iso={k.lastUsedAt} />
-      </td>
-      <td data-label="Expires">
-        <When iso={k.expiresAt} />
-      </td>
-      <td data-label="Revoked">
-        <When iso={k.revokedAt} none={k.status === "revoked" ? "yes" : "—"} />
-        {k.revokedReason === "plan" && <span class="muted"> (plan change)</span>}
-      </td>
-      <td class="num" data-label="Calls 24 h">
-        {k.usage.last24h}
-      </td>
-      <td class="num" data-label="Calls 30 d">
-        {k.usage.last30d}
-      </td>
-      <td class="num" data-label="Remaining uses">
-        {uses(k.remaining)}
-      </td>
+      <th scope="row">
+        <span class="key-name">{k.name}</span> <code>{shortKey(k)}</code>{" "}
+        <span class="muted">{k.permissions.length ? k.permissions.join(", ") : "lookups only"}</span>
+      </th>
       <td data-label="Status">
         <Status k={k} all={all} />
       </td>
-      <td class="actions" data-label="Actions">
-        {k.status === "active" && !k.rolledAt && (
-          <>
+      <td data-label="Use">
+        <dl class="facts">
+          <dt>Last used</dt>
+          <dd>
+            <When iso={k.lastUsedAt} />
+          </dd>
+          <dt>Calls 24 h</dt>
+          <dd class="num">{k.usage.last24h}</dd>
+          <dt>Calls 30 d</dt>
+          <dd class="num">{k.usage.last30d}</dd>
+          <dt>Remaining uses</dt>
+          <dd class="num">{uses(k.remaining)}</dd>
+        </dl>
+      </td>
+      <td data-label="Dates">
+        <dl class="facts">
+          <dt>Created</dt>
+          <dd>
+            <When iso={k.createdAt} />
+          </dd>
+          <dt>Expires</dt>
+          <dd>
+            <When iso={k.expiresAt} />
+          </dd>
+          {k.status === "revoked" && (
+            <>
+              <dt>Revoked</dt>
+              <dd>
+                <When iso={k.revokedAt} none="yes" />
+                {k.revokedReason === "plan" && <span class="muted"> (plan change)</span>}
+              </dd>
+            </>
+          )}
+        </dl>
+      </td>
+      <td data-label="Actions">
+        <div class="actions">
+          {k.status === "active" && !k.rolledAt && (
             <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>
               Roll…
-            </a>{" "}
-          </>
-        )}
-        {k.status === "active" && (
-          <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
-            Revoke…
-          </a>
-        )}
+            </a>
+          )}
+          {k.status === "active" && (
+            <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
+              Revoke…
+            </a>
+          )}
+        </div>
       </td>
     </tr>
   );
@@ -173,17 +185,10 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Accoun
           <table>
             <thead>
               <tr>
-                <th scope="col">Name</th>
                 <th scope="col">Key</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Revoked</th>
-                <th scope="col">Calls 24 h</th>
-                <th scope="col">Calls 30 d</th>
-                <th scope="col">Remaining uses</th>
                 <th scope="col">Status</th>
+                <th scope="col">Use</th>
+                <th scope="col">Dates</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -221,6 +226,12 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Accoun
   );
 }
 
+const Cancel = () => (
+  <a href="/account" class="button secondary">
+    Cancel
+  </a>
+);
+
 /** Confirmation before a roll or a revoke (a GET page; the POST is its button). */
 export function ConfirmKeyPage(props: {
   action: "roll" | "revoke";
@@ -254,7 +265,10 @@ export function ConfirmKeyPage(props: {
                 <option value={g.value}>{g.label}</option>
               ))}
             </select>
-            <button type="submit">Roll key</button>
+            <div class="form-actions">
+              <button type="submit">Roll key</button>
+              <Cancel />
+            </div>
           </>
         ) : (
           <>
@@ -274,12 +288,14 @@ export function ConfirmKeyPage(props: {
                 </label>
               </fieldset>
             )}
-            <button type="submit" class="danger">
-              Revoke key
-            </button>
+            <div class="form-actions">
+              <button type="submit" class="danger">
+                Revoke key
+              </button>
+              <Cancel />
+            </div>
           </>
-        )}{" "}
-        <a href="/account">Cancel</a>
+        )}
       </form>
     </Layout>
   );
