@@ -45,7 +45,8 @@ const RECENT_RATE = LATEST[1] - interpolate(LATEST[0] - 1);
 /** ΔT in seconds; astronomy-engine's signature: `ut` in days since 2000-01-01 12:00 UT. */
 export function observedDeltaT(ut: number): number {
   const year = decimalYear(J2000_MS + ut * DAY_MS);
-  if (year < FIRST[0]) return DeltaT_EspenakMeeus(ut);
+  // Before the table, or beyond the range of a JS Date (±275,000 years): astronomy-engine's own.
+  if (!(year >= FIRST[0])) return DeltaT_EspenakMeeus(ut);
   if (year <= LATEST[0]) return interpolate(year);
   const ahead = year - LATEST[0];
   return LATEST[1] + RECENT_RATE * ahead + 32 * (ahead / 100) ** 2;
