@@ -11,7 +11,7 @@ import { createRedis, untilReady } from "./adapters/redis.js";
 import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
 import { type Config, resolveAuthSecret } from "./config.js";
-import { type Database, openDatabase } from "./db/database.js";
+import { type Database, openDatabase, poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
 import { AccountKeys } from "./features/keys/account-keys.js";
@@ -72,8 +72,13 @@ export interface AppDeps {
 /** Builds the real dependencies for `config`, applying migrations. */
 export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {
   const metrics = new PromMetrics({ defaultMetrics: true });
-  const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
-  await migrate(database.db);
+  const database = openDatabase({
+    dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    logger,
+    pool: poolSettings(config),
+  });
+  await migrate(database.schema);
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
   if (redis) await untilReady(redis, 1000);
   // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared

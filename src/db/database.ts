@@ -3,15 +3,20 @@ import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from "kysely";
 import { LRUCache } from "lru-cache";
-import pg from "pg";
+import type pg from "pg";
 import type { Logger } from "pino";
+import type { Config } from "../config.js";
+import { openPostgresPool, type PostgresPoolOptions } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
 
 /** The project's database: Kysely over embedded SQLite (default) or PostgreSQL. */
 export interface Database {
+  /** For requests: on PostgreSQL, bounded by the pool settings (see postgres-pool.ts). */
   readonly db: Kysely<DB>;
+  /** The same database without those bounds, for migrations (lock waits, long DDL). */
+  readonly schema: Kysely<DB>;
   readonly dialect: Dialect;
   /** The underlying driver object, for libraries that take it directly (better-auth). */
   readonly raw: SQLite.Database | pg.Pool;
@@ -19,14 +24,25 @@ export interface Database {
   close(): Promise<void>;
 }
 
+export type PoolSettings = Omit<PostgresPoolOptions, "url">;
+
 export interface DatabaseOptions {
   dataDir: string;
   databaseUrl?: string;
   logger: Logger;
+  /** How PostgreSQL is pooled and bounded for requests (`poolSettings(config)`); unset: unbounded (the CLI). */
+  pool?: PoolSettings;
 }
 
+/** The DATABASE_* pool settings of `config`. */
+export const poolSettings = (config: Config): PoolSettings => ({
+  size: config.DATABASE_POOL_SIZE,
+  acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+  silenceMs: config.DATABASE_TIMEOUT_MS,
+});
+
 export function openDatabase(opts: DatabaseOptions): Database {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.logger) : openSqlite(opts.dataDir);
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.logger, opts.pool) : openSqlite(opts.dataDir);
 }
 
 /**
@@ -74,6 +90,7 @@ function openSqlite(dataDir: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: preparedOnce(raw) }) });
   return {
     db,
+    schema: db,
     dialect: "sqlite",
     raw,
     ping: () => ping(db),
@@ -81,27 +98,26 @@ function openSqlite(dataDir: string): Database {
   };
 }
 
-function openPostgres(url: string, logger: Logger): Database {
-  const raw = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    // Fail fast when PostgreSQL is down: callers answer 503 within ~2 s instead of hanging.
-    connectionTimeoutMillis: 1500,
-    query_timeout: 5000,
-    idleTimeoutMillis: 30_000,
-  });
+/** Without pool settings (the CLI): the pool's defaults, and no bound on waiting. */
+const UNBOUNDED: PoolSettings = { size: 10, acquireTimeoutMs: 0, silenceMs: 0 };
+
+function openPostgres(url: string, logger: Logger, settings?: PoolSettings): Database {
+  const { raw, bounded, unbounded } = openPostgresPool({ url, ...(settings ?? UNBOUNDED) });
   raw.on("error", (err) => logger.warn({ err: err.message }, "postgres pool error"));
   // A checked-out client whose server goes away emits "error" with no listener (the pool only
   // listens to idle ones): an uncaught exception that would end the process. Its query fails anyway.
   raw.on("connect", (client) => {
     client.on("error", (err) => logger.warn({ err: err.message }, "postgres connection lost"));
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: raw }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: settings ? bounded : unbounded }) });
+  const schema = settings ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: unbounded }) }) : db;
   return {
     db,
+    schema,
     dialect: "postgres",
     raw,
     ping: () => ping(db),
+    // Both Kysely instances end the one pool: end it once.
     close: () => db.destroy(),
   };
 }

@@ -1,9 +1,18 @@
-import type { KeyStore, KeyVerification } from "../ports/key-store.js";
+import type { KeyStore, KeyStoreKind, KeyVerification } from "../ports/key-store.js";
 import { ApiError } from "./errors.js";
 
 export const MISSING_KEY_MESSAGE =
   "Missing or malformed Authorization header: send `Authorization: Bearer <token>` with a valid API key.";
 export const REJECTED_KEY_MESSAGE = "API key was rejected.";
+
+/** The 503 `unkey_unavailable` message, naming the key store in use (the code stays the spec's). */
+export function unavailableMessage(store?: KeyStoreKind): string {
+  if (store === "embedded") {
+    return "Key verification is temporarily unavailable: the embedded key store's database is not answering; retry shortly.";
+  }
+  if (store === "unkey") return "Key verification is temporarily unavailable: Unkey is not answering; retry shortly.";
+  return "Key verification is temporarily unavailable; retry shortly.";
+}
 
 /** Seconds a client should wait after a usage-exhausted key (its quota does not refill by itself). */
 const USAGE_RETRY_AFTER_SEC = 3600;
@@ -28,7 +37,7 @@ export interface AuthenticatedKey {
  */
 export function acceptVerification(v: KeyVerification, permission?: string): AuthenticatedKey {
   if (v.kind === "unavailable") {
-    throw new ApiError("unkey_unavailable", "Key verification is temporarily unavailable; retry shortly.", {
+    throw new ApiError("unkey_unavailable", unavailableMessage(v.store), {
       headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SEC) },
     });
   }

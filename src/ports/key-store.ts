@@ -32,7 +32,10 @@ export type KeyVerification =
       ratelimit?: KeyRateLimitState;
     }
   /** The verifier could not answer (down, timeout, garbage): never a pass, never a rejection. */
-  | { kind: "unavailable"; detail: string };
+  | { kind: "unavailable"; detail: string; store?: KeyStoreKind };
+
+/** Which key store answered (named in the 503 `unkey_unavailable` message). */
+export type KeyStoreKind = "embedded" | "unkey";
 
 export interface KeyInfo {
   id: string;

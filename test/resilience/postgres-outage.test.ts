@@ -1,4 +1,6 @@
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unavailableMessage } from "../../src/http/key-auth.js";
 import { signIn } from "../account/support.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 import type { FormAgent } from "../support/form-agent.js";
@@ -93,4 +95,108 @@ describe.skipIf(Boolean(unavailable))("a private PostgreSQL stopped under a runn
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("ada@example.test");
   });
+});
+
+/**
+ * A TCP relay to `port` that holds every chunk, each way, for `delayMs`: a database that answers,
+ * just slowly (a far or busy server), so a burst outlasts the pool by seconds.
+ */
+async function slowRelay(port: number, delayMs: number): Promise<{ port: number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {
+        client.destroy();
+        upstream.destroy();
+      });
+      s.on("close", () => sockets.delete(s));
+    }
+    const relay = (from: Socket, to: Socket) =>
+      from.on("data", (chunk) => setTimeout(() => to.writable && to.write(chunk), delayMs));
+    relay(client, upstream);
+    relay(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+describe.skipIf(Boolean(unavailable))("a private PostgreSQL frozen (SIGSTOP: accepts, never answers)", () => {
+  let app: TestApp;
+  let token = "";
+  beforeAll(async () => {
+    if (unavailable) return;
+    // 500 ms of silence: well inside the 2 s promise even on a loaded machine.
+    app = await testApp({ DATABASE_URL: pg.url, DATABASE_TIMEOUT_MS: "500", DEMO_HOURLY_LIMIT: "1000000" });
+    token = (await app.deps.keys.create({ name: "frozen", permissions: ["vibe.classify"] })).key;
+  });
+  afterAll(async () => {
+    pg?.thaw();
+    await app?.close();
+  });
+
+  const classifyOn = (a: TestApp, ip: string) =>
+    a.app.request(
+      "/v1/vibe/classify",
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify(["a good day"]),
+      },
+      { incoming: { socket: { remoteAddress: ip } } },
+    );
+
+  it("20 concurrent classify calls and /readyz answer 503 within 2 s (the store named), then recover", async () => {
+    expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
+    pg.freeze();
+    try {
+      const calls = await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => timed(() => classifyOn(app, `192.0.2.${i + 1}`))),
+        timed(() => app.app.request("/readyz")),
+      ]);
+      const readyz = calls.pop();
+      expect(readyz?.res.status).toBe(503);
+      expect(JSON.parse(readyz?.text ?? "")).toEqual({ status: "not_ready", checks: { database: "down" } });
+      for (const c of [...calls, readyz]) expect(c?.ms).toBeLessThan(ANSWER_WITHIN_MS);
+      for (const c of calls) {
+        expect(c.res.status).toBe(503);
+        expect(expectErrorShape(c.res.status, c.text, c.res.headers.get("x-request-id"))).toBe("unkey_unavailable");
+        expect(JSON.parse(c.text).error.message).toBe(unavailableMessage("embedded"));
+      }
+    } finally {
+      pg.thaw();
+    }
+    expect((await app.app.request("/readyz")).status).toBe(200);
+    expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
+  });
+
+  it("a burst of 900 classify calls through a slow but answering database queues: 900 × 200, no 503", async () => {
+    const relay = await slowRelay(pg.port, 5);
+    const url = new URL(pg.url);
+    url.port = String(relay.port);
+    const slow = await testApp({
+      DATABASE_URL: url.toString(),
+      DATABASE_POOL_SIZE: "4",
+      DATABASE_ACQUIRE_TIMEOUT_MS: "120000",
+      DEMO_HOURLY_LIMIT: "1000000",
+    });
+    try {
+      const all = await Promise.all(
+        Array.from({ length: 900 }, (_, i) => classifyOn(slow, `198.18.${i >> 8}.${i & 255}`)),
+      );
+      const counts: Record<number, number> = {};
+      for (const r of all) counts[r.status] = (counts[r.status] ?? 0) + 1;
+      expect(counts).toEqual({ 200: 900 });
+    } finally {
+      await slow.close();
+      relay.close();
+    }
+  }, 180_000);
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../helpers/redis-server.js";
@@ -77,7 +77,35 @@ export class PrivatePostgres {
     asPostgres("pg_ctl", ["-D", this.data, "-m", "immediate", "-w", "stop"]);
   }
 
+  /** Every process of this cluster: the postmaster (its pid heads postmaster.pid) and its children. */
+  private processes(): number[] {
+    const postmaster = Number(readFileSync(join(this.data, "postmaster.pid"), "utf8").split("\n")[0]);
+    const children = execFileSync("pgrep", ["-P", String(postmaster)])
+      .toString()
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return [postmaster, ...children.filter((pid) => pid > 0)];
+  }
+
+  /**
+   * SIGSTOP to every process: the server neither answers nor refuses (connections are accepted
+   * by the kernel and then hear nothing), like a hung or partitioned host. `thaw` resumes it.
+   */
+  freeze(): void {
+    this.frozen = this.processes();
+    for (const pid of this.frozen) process.kill(pid, "SIGSTOP");
+  }
+
+  thaw(): void {
+    for (const pid of this.frozen) process.kill(pid, "SIGCONT");
+    this.frozen = [];
+  }
+
+  private frozen: number[] = [];
+
   destroy(): void {
+    this.thaw();
     try {
       this.stop();
     } catch {

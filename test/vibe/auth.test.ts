@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
+import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE, unavailableMessage } from "../../src/http/key-auth.js";
 import { errorOf, expectRateLimited } from "../helpers/app.js";
 import { bearer, classify, embeddedHarness, type Harness, PERMISSION, unkeyHarness } from "./harness.js";
 
@@ -127,7 +127,7 @@ describe.each([
       const { error } = await errorOf(res);
       expect(error).toMatchObject({
         code: "unkey_unavailable",
-        message: "Key verification is temporarily unavailable; retry shortly.",
+        message: unavailableMessage(h.name),
       });
       expect(error.reason).toBeUndefined();
       expect(res.headers.get("retry-after")).toBe("2");

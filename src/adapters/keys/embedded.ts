@@ -42,7 +42,7 @@ export class EmbeddedKeyStore implements KeyStore {
       // Only "the database cannot answer now" is an outage; anything else is a bug, thrown so
       // that it is logged and answered as 500 instead of hiding behind a 503.
       if (!isConnectionFailure(err)) throw err;
-      return { kind: "unavailable", detail: `embedded key store: ${(err as Error).message}` };
+      return { kind: "unavailable", store: "embedded", detail: `embedded key store: ${(err as Error).message}` };
     }
   }
 

@@ -87,17 +87,25 @@ export class UnkeyKeyStore implements KeyStore {
       ...(permission !== undefined && { permissions: permission }),
       ...(cost !== 1 && { credits: { cost } }),
     });
-    if (!res.ok) return { kind: "unavailable", detail: res.detail };
+    if (!res.ok) return { kind: "unavailable", store: "unkey", detail: res.detail };
     if (res.status !== 200) {
-      return { kind: "unavailable", detail: `Unkey verifyKey answered ${res.status}: ${unkeyErrorDetail(res.body)}` };
+      return {
+        kind: "unavailable",
+        store: "unkey",
+        detail: `Unkey verifyKey answered ${res.status}: ${unkeyErrorDetail(res.body)}`,
+      };
     }
     const parsed = VerifyResponse.safeParse(res.body);
-    if (!parsed.success) return { kind: "unavailable", detail: "Unkey verifyKey answer is malformed" };
+    if (!parsed.success) return { kind: "unavailable", store: "unkey", detail: "Unkey verifyKey answer is malformed" };
     const d = parsed.data.data;
     const code = CODES[d.code];
     // An unknown code, or `valid` contradicting `code`, is an answer we cannot trust either way.
     if (code === undefined || (code === "VALID") !== d.valid) {
-      return { kind: "unavailable", detail: `Unkey verifyKey answered valid=${d.valid} code=${d.code}` };
+      return {
+        kind: "unavailable",
+        store: "unkey",
+        detail: `Unkey verifyKey answered valid=${d.valid} code=${d.code}`,
+      };
     }
     const rl = d.ratelimits?.find((r) => r.exceeded) ?? d.ratelimits?.[0];
     const nowMs = this.now().getTime();

@@ -1,0 +1,164 @@
+import type { PostgresPool, PostgresPoolClient } from "kysely";
+import pg from "pg";
+
+export interface PostgresPoolOptions {
+  url: string;
+  /** Connections at most (DATABASE_POOL_SIZE). */
+  size: number;
+  /** The longest a call waits for a connection while the database keeps answering (DATABASE_ACQUIRE_TIMEOUT_MS). */
+  acquireTimeoutMs: number;
+  /** How long the database may stay silent before a call fails (DATABASE_TIMEOUT_MS); 0: unbounded. */
+  silenceMs: number;
+}
+
+/**
+ * The PostgreSQL pool, and the same pool as Kysely sees it on the request path. A database that
+ * answers slowly because it is busy and one that does not answer at all (frozen, partitioned)
+ * both leave callers waiting; they are told apart by progress:
+ *
+ * - a query gives up after `silenceMs` without an answer (its connection is then dropped, since
+ *   the unanswered query still occupies it);
+ * - a call waiting for a connection (a free one, or a new one being opened) keeps waiting, up to
+ *   `acquireTimeoutMs`, as long as some query or connection completes at least every
+ *   `silenceMs`; when none has for that long, the database is not answering and the call fails.
+ *
+ * So a burst much larger than the pool queues while the database is healthy, and a frozen
+ * database turns into errors (503) after about `silenceMs`. Silence is measured on a clock that
+ * stops while this process's event loop is blocked, so a busy process is never taken for a
+ * silent database. `unbounded` is the same pool without these bounds, for migrations (a lock
+ * wait or a long DDL statement there is expected).
+ */
+export function openPostgresPool(opts: PostgresPoolOptions): {
+  raw: pg.Pool;
+  bounded: PostgresPool;
+  unbounded: PostgresPool;
+} {
+  const { silenceMs } = opts;
+  const raw = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.size,
+    // Bounds the wait in the pool's queue and each connection attempt; silence is caught sooner.
+    connectionTimeoutMillis: opts.acquireTimeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  const unbounded: PostgresPool = { connect: () => raw.connect(), end: () => raw.end() };
+  if (silenceMs <= 0) return { raw, bounded: unbounded, unbounded };
+
+  const clock = new ResponsiveClock();
+  let lastProgress = clock.now();
+  const progress = () => {
+    lastProgress = clock.now();
+  };
+  raw.on("connect", progress);
+
+  /** A checked-out connection, or an error once the database has been silent for silenceMs. */
+  const acquire = () => {
+    const started = clock.now();
+    return settleOrSilence(raw.connect(), () => clock.now() - Math.max(started, lastProgress) >= silenceMs, {
+      message: `PostgreSQL has not answered for ${silenceMs} ms`,
+      everyMs: silenceMs / 10,
+      late: (client) => client.release(),
+    });
+  };
+
+  const bounded: PostgresPool = {
+    connect: async () => boundedClient(await acquire(), silenceMs, clock, progress),
+    end: async () => {
+      clock.stop();
+      await raw.end();
+    },
+  };
+  return { raw, bounded, unbounded };
+}
+
+/** `client` whose queries fail after `silenceMs` without an answer (the connection is then dropped). */
+function boundedClient(
+  client: pg.PoolClient,
+  silenceMs: number,
+  clock: ResponsiveClock,
+  progress: () => void,
+): PostgresPoolClient {
+  let broken = false;
+  const query = async (text: string, values: ReadonlyArray<unknown>) => {
+    const sent = clock.now();
+    try {
+      const result = await settleOrSilence(
+        client.query(text, values as unknown[]),
+        () => clock.now() - sent >= silenceMs,
+        { message: `PostgreSQL did not answer a query within ${silenceMs} ms`, everyMs: silenceMs / 10 },
+      );
+      progress();
+      return result;
+    } catch (err) {
+      // An error from the server (it has a SQLSTATE) is an answer; silence or a drop is not.
+      if (err instanceof pg.DatabaseError) progress();
+      else broken = true;
+      throw err;
+    }
+  };
+  return {
+    query: ((textOrCursor: string | pg.Submittable, values?: ReadonlyArray<unknown>) =>
+      typeof textOrCursor === "string" ? query(textOrCursor, values ?? []) : client.query(textOrCursor)) as never,
+    release: () => client.release(broken || undefined),
+  };
+}
+
+/**
+ * `work`, or an ETIMEDOUT error (which isConnectionFailure counts as an outage) as soon as
+ * `silent()` holds; checked every `everyMs`, after pending I/O has run (setImmediate). What
+ * `work` yields after that goes to `late`.
+ */
+function settleOrSilence<T>(
+  work: Promise<T>,
+  silent: () => boolean,
+  opts: { message: string; everyMs: number; late?: (value: T) => void },
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const watch = setInterval(
+      () =>
+        setImmediate(() => {
+          if (settled || !silent()) return;
+          settled = true;
+          clearInterval(watch);
+          reject(Object.assign(new Error(opts.message), { code: "ETIMEDOUT" }));
+        }),
+      Math.max(10, Math.floor(opts.everyMs)),
+    );
+    work.then(
+      (value) => {
+        if (settled) return opts.late?.(value);
+        settled = true;
+        clearInterval(watch);
+        resolve(value);
+      },
+      (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(watch);
+        reject(err);
+      },
+    );
+  });
+}
+
+const TICK_MS = 20;
+
+/** Milliseconds that advance only while the event loop runs: time it spent blocked is left out. */
+class ResponsiveClock {
+  private blocked = 0;
+  private last = performance.now();
+  private readonly ticker = setInterval(() => {
+    const now = performance.now();
+    this.blocked += Math.max(0, now - this.last - TICK_MS);
+    this.last = now;
+  }, TICK_MS).unref();
+
+  now(): number {
+    return performance.now() - this.blocked;
+  }
+
+  stop(): void {
+    clearInterval(this.ticker);
+  }
+}
