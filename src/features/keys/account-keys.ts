@@ -48,7 +48,7 @@ export class AccountKeys {
     private readonly keys: KeyStore,
     db: Kysely<DB>,
     private readonly usage: UsageCounter,
-    now: () => Date = () => new Date(),
+    private readonly now: () => Date = () => new Date(),
   ) {
     this.plans = new PlanStore(db, now);
     this.ledger = new KeyLedger(db, now);
@@ -159,7 +159,7 @@ export class AccountKeys {
   async update(actor: Actor, keyId: string, patch: KeyUpdate): Promise<KeyInfo | null> {
     const row = await this.ledger.byKeyId(keyId);
     if (row && actor !== undefined && row.owner_id !== actor) return null;
-    if (patch.expiresAt && Date.parse(patch.expiresAt) <= Date.now()) {
+    if (patch.expiresAt && Date.parse(patch.expiresAt) <= this.now().getTime()) {
       throw new ApiError("invalid_body", "The new expiry is in the past: choose a later time, or revoke the key.");
     }
     if (row) {
