@@ -287,6 +287,16 @@ describe("Canada: the national set is the federal one (Canada Labour Code)", () 
     expect(easter.body.holidays[0]).toMatchObject({ type: "optional", day_off: false });
     expect(easter.body.holidays[0]?.source).toMatch(/Employment Standards Act/);
   });
+
+  it("Quebec: Good Friday or Easter Monday at the employer's option (Act respecting labour standards s. 60), said in a note", async () => {
+    const { body } = await get("/v1/holidays?country=CA&region=QC&year=2027&types=public,optional");
+    const easter = body.holidays.filter((h) => h.date === "2027-03-26" || h.date === "2027-03-29");
+    expect(easter.map((h) => [h.date, h.type, h.day_off])).toEqual([
+      ["2027-03-26", "public", true],
+      ["2027-03-29", "optional", false],
+    ]);
+    for (const h of easter) expect(h.note).toMatch(/employer's option/);
+  });
 });
 
 // British Columbia's Employment Standards Act made 30 September a statutory holiday from 2023;

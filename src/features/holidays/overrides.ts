@@ -132,6 +132,21 @@ export const HOLIDAY_OVERRIDES: readonly HolidayOverride[] = [
     source:
       'Employment Standards Act (British Columbia), s. 1 "statutory holiday", as amended in 2023 (Employment Standards Amendment Act, 2023)',
   },
+  ...(["easter -2", "easter 1"] as const).map(
+    (rule): HolidayOverride => ({
+      country: "CA",
+      region: "QC",
+      replaces: rule,
+      rule,
+      name:
+        rule === "easter 1"
+          ? { en: "Easter Monday", fr: "Lundi de Pâques" }
+          : { en: "Good Friday", fr: "Vendredi saint" },
+      type: rule === "easter 1" ? "optional" : "public",
+      note: "Quebec's statute gives Good Friday or Easter Monday, at the employer's option: most give Good Friday.",
+      source: "Act respecting labour standards, CQLR c. N-1.1, s. 60",
+    }),
+  ),
   // Netherlands: official holidays, days off only by collective agreement.
   {
     country: "NL",
