@@ -54,7 +54,8 @@ export async function unkeyHarness(env: Record<string, string> = {}): Promise<Ha
     UNKEY_ROOT_KEY: unkey.rootKey,
     UNKEY_API_ID: unkey.apiId,
     UNKEY_BASE_URL: unkey.url,
-    UNKEY_TIMEOUT_MS: "400",
+    // Long enough for a cold first call on a loaded 2-core CI host; the hang tests wait it out.
+    UNKEY_TIMEOUT_MS: "1500",
     ...env,
   });
   return {

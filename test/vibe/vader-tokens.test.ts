@@ -97,7 +97,8 @@ const text = fc
 const referenceDir = resolve("../shared/data/sentiment");
 const referenceSets = existsSync(referenceDir) ? readdirSync(referenceDir).filter((f) => f.endsWith(".tsv")) : [];
 
-describe("VADER tokenizer and scores", () => {
+// Tens of thousands of generated cases: CPU-bound, given room on a loaded 2-core host.
+describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
   it("tokenizes like SentiText on generated texts (punctuation, emoji, unicode, odd whitespace)", () => {
     fc.assert(
       fc.property(text, (t) => {
