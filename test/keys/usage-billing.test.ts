@@ -71,10 +71,11 @@ describe("GET /v1/usage and the purchase webhook", () => {
   it("the endpoint and its schema are in the OpenAPI document", async () => {
     const doc = (await (await acct.t.app.request("/v1/openapi.json")).json()) as {
       paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, Record<string, unknown>>;
       components: { schemas: Record<string, unknown> };
     };
     expect(doc.paths["/v1/usage"]?.get).toBeDefined();
-    expect(doc.paths["/v1/billing/webhook"]?.post).toBeDefined();
+    expect(doc.webhooks["/v1/billing/webhook"]?.post).toBeDefined();
     expect(doc.components.schemas.Usage).toBeDefined();
   });
 

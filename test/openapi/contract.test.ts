@@ -10,17 +10,20 @@ import { type FuzzRig, fuzzRig } from "../resilience/fuzz.js";
  * exercised here (a new route fails this test until it is added below).
  */
 
-type Doc = {
-  paths: Record<string, Record<string, { operationId?: string; responses: Record<string, ResponseDoc> }>>;
-};
+type Operations = Record<string, Record<string, { operationId?: string; responses: Record<string, ResponseDoc> }>>;
+/** Webhooks are keyed by the path they are sent to. */
+type Doc = { paths: Operations; webhooks: Operations };
 type ResponseDoc = { headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> };
 
 let rig: FuzzRig;
 let doc: Doc;
+let all: Operations;
 let ajv: Ajv2020;
 beforeAll(async () => {
   rig = await fuzzRig();
   doc = (await (await rig.t.app.request("/v1/openapi.json")).json()) as Doc;
+  // Webhooks are keyed by the path they are sent to: one table of operations, one pointer scheme.
+  all = { ...doc.paths, ...doc.webhooks };
   ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addSchema(doc as object, "openapi");
@@ -86,7 +89,7 @@ const CASES: () => [string, string, string, RequestInit, number][] = () => [
 
 describe("/v1/openapi.json is a contract real answers keep", () => {
   it("every operation has an operationId, unique", () => {
-    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const ids = Object.values(all).flatMap((item) => Object.values(item).map((op) => op.operationId));
     expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
   });
@@ -97,14 +100,15 @@ describe("/v1/openapi.json is a contract real answers keep", () => {
       const res = await rig.t.app.request(url, init);
       const label = `${method.toUpperCase()} ${url.slice(0, 60)} → ${res.status}`;
       expect(res.status, label).toBe(expected);
-      const response = doc.paths[path]?.[method]?.responses[String(res.status)];
+      const response = all[path]?.[method]?.responses[String(res.status)];
       if (!response) {
         problems.push(`${label}: status not documented`);
         continue;
       }
       if (!response.headers?.["X-Request-Id"]) problems.push(`${label}: X-Request-Id not declared`);
       if (!response.content?.["application/json"]?.schema) continue;
-      const pointer = `openapi#/paths/${path.replaceAll("/", "~1")}/${method}/responses/${res.status}/content/application~1json/schema`;
+      const section = doc.paths[path] ? "paths" : "webhooks";
+      const pointer = `openapi#/${section}/${path.replaceAll("/", "~1")}/${method}/responses/${res.status}/content/application~1json/schema`;
       const validate = ajv.compile({ $ref: pointer });
       if (!validate(await res.json())) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`);
     }
@@ -128,7 +132,7 @@ describe("/v1/openapi.json is a contract real answers keep", () => {
         .filter((c) => c[4] < 300 || c[2] === "/v1/billing/webhook")
         .map((c) => `${c[0]} ${c[1]}`),
     );
-    const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m} ${p}`));
+    const documented = Object.entries(all).flatMap(([p, item]) => Object.keys(item).map((m) => `${m} ${p}`));
     expect(documented.filter((d) => !exercised.has(d))).toEqual([]);
   });
 });

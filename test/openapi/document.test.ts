@@ -113,3 +113,19 @@ describe("errors (21.8)", () => {
     expect(missing.map(({ method, path }) => `${method} ${path}`)).toEqual([]);
   });
 });
+
+describe("the Stripe webhook is a webhook, not a client operation (21.4)", () => {
+  it("it is in `webhooks` with its Stripe-Signature header and event body, not in `paths`", () => {
+    expect(Object.keys(doc.paths)).not.toContain("/v1/billing/webhook");
+    const hook = (doc.webhooks as Record<string, Record<string, Operation & { requestBody?: unknown }>>)[
+      "/v1/billing/webhook"
+    ]?.post;
+    expect(hook?.parameters).toContainEqual(
+      expect.objectContaining({ in: "header", name: "Stripe-Signature", required: true }),
+    );
+    expect(hook?.requestBody).toMatchObject({
+      required: true,
+      content: { "application/json": { schema: expect.anything() } },
+    });
+  });
+});

@@ -49,13 +49,13 @@ export async function fuzzRig(): Promise<FuzzRig> {
     () => ({ mail: memoryLane() }),
   );
   const created = await t.deps.keys.create({ name: "fuzz", permissions: ["vibe.classify"] });
-  const doc = (await (await t.app.request("/v1/openapi.json")).json()) as {
-    paths: Record<
-      string,
-      Record<string, { parameters?: { in: string; name: string; schema?: { example?: string } }[] }>
-    >;
-  };
-  const routes: FuzzRoute[] = Object.entries(doc.paths).flatMap(([path, ops]) =>
+  type Operations = Record<
+    string,
+    Record<string, { parameters?: { in: string; name: string; schema?: { example?: string } }[] }>
+  >;
+  const doc = (await (await t.app.request("/v1/openapi.json")).json()) as { paths: Operations; webhooks: Operations };
+  // Webhooks are keyed by the path they are sent to.
+  const routes: FuzzRoute[] = Object.entries({ ...doc.paths, ...doc.webhooks }).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(),
       path,

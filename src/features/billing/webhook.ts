@@ -25,16 +25,39 @@ const WebhookAnswer = z
   })
   .openapi("BillingWebhookAnswer");
 
+/** The envelope of every Stripe event (the parts we read); a signed body of another shape is a 400. */
+const StripeEvent = z
+  .object({
+    id: z.string().openapi({ example: "evt_1QxYz2AbCdEfGhIj" }),
+    type: z.string().openapi({ example: "checkout.session.completed" }),
+    data: z.object({
+      object: z.record(z.string(), z.unknown()).openapi({ description: "A Checkout Session for the event applied." }),
+    }),
+  })
+  .openapi("StripeEvent", { description: "A Stripe event, as Stripe sends it (other fields are ignored)." });
+
+const NOT_AN_EVENT = "The signed body is not a Stripe event.";
+
 const route = createRoute({
   method: "post",
   path: "/v1/billing/webhook",
   tags: ["Billing"],
   summary: "Stripe webhook: a completed Checkout grants a plan",
   description:
-    "Stripe calls this with `checkout.session.completed`, signed in `Stripe-Signature` with the endpoint's " +
+    "Not a client operation: Stripe POSTs its events to `/v1/billing/webhook` on this server, " +
+    "`checkout.session.completed` signed in `Stripe-Signature` with the endpoint's " +
     "secret (`STRIPE_WEBHOOK_SECRET`). The plan is the session's `metadata.plan` (`pro` or `scale`); the account " +
     "is `client_reference_id` (an e-mail address or an account id), else the customer's e-mail. Each event id is " +
     "applied once (Stripe retries). Without `STRIPE_WEBHOOK_SECRET` the endpoint answers 503 `unavailable`.",
+  request: {
+    headers: z.object({
+      "Stripe-Signature": z.string().openapi({
+        description: "`t=<unix seconds>,v1=<HMAC-SHA256 hex>`, made by Stripe with the endpoint's secret.",
+        example: "t=1732530000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+      }),
+    }),
+    body: { required: true, content: { "application/json": { schema: StripeEvent } } },
+  },
   responses: {
     200: {
       description: "Received (applied, or ignored with the reason).",
@@ -51,6 +74,7 @@ const route = createRoute({
         message: "Stripe signature verification failed.",
         reason: "INVALID_SIGNATURE",
       },
+      not_an_event: { code: "invalid_body", message: NOT_AN_EVENT },
     }),
     503: errorResponse("Billing is not configured on this server (no `STRIPE_WEBHOOK_SECRET`).", {
       unconfigured: { code: "unavailable", message: "Billing is not configured on this server." },
@@ -87,12 +111,18 @@ async function verifiedEvent(payload: string, signature: string, secret: string,
   if (event === undefined || !(signedAt(signature) - nowMs / 1000 <= tolerance)) {
     throw new ApiError("invalid_body", "Stripe signature verification failed.", { reason: "INVALID_SIGNATURE" });
   }
-  return event as { id: string; type: string; data: { object: unknown } };
+  // Well signed is not well formed: `null`, an array or a number signs as well as an event.
+  const parsed = StripeEvent.safeParse(event);
+  if (!parsed.success) throw new ApiError("invalid_body", NOT_AN_EVENT);
+  return parsed.data;
 }
 
-/** `POST /v1/billing/webhook`: the raw body is verified with the official `stripe` package. */
+/**
+ * `POST /v1/billing/webhook`: the raw body is verified with the official `stripe` package. In the
+ * document's `webhooks` (keyed by the path Stripe posts to), not `paths`: no client calls it.
+ */
 export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
-  app.openAPIRegistry.registerPath(route);
+  app.openAPIRegistry.registerWebhook(route);
   app.post(route.path, async (c) => {
     const secret = deps.config.STRIPE_WEBHOOK_SECRET;
     if (!secret) throw new ApiError("unavailable", "Billing is not configured on this server.");
@@ -101,7 +131,7 @@ export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     const event = await verifiedEvent(payload, signature, secret, deps.now().getTime());
     if (event.type !== "checkout.session.completed")
       return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
-    const parsed = CheckoutSession.safeParse(event.data?.object);
+    const parsed = CheckoutSession.safeParse(event.data.object);
     if (!parsed.success) throw new ApiError("invalid_body", "The event's data.object is not a Checkout Session.");
     const s = parsed.data;
     if (s.payment_status !== "paid" && s.payment_status !== "no_payment_required") {

@@ -201,8 +201,10 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
   const retry = components.headers["Retry-After"] as { schema: Json };
   retry.schema = { type: "integer", format: "int32", minimum: 1, maximum: 86_400 };
 
+  // Webhooks (keyed by the path they are sent to) answer through the same middleware as paths.
+  const webhooks = (out as unknown as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {};
   const tags = TAGS.filter((t) =>
-    Object.values(out.paths).some((item) =>
+    [...Object.values(out.paths), ...Object.values(webhooks)].some((item) =>
       Object.values(item).some((op) => (op.tags as string[] | undefined)?.includes(t.name)),
     ),
   );
@@ -216,7 +218,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
     }
   }
 
-  for (const [path, item] of Object.entries(out.paths)) {
+  for (const [path, item] of [...Object.entries(out.paths), ...Object.entries(webhooks)]) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
