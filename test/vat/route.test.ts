@@ -167,7 +167,6 @@ describe("GET /v1/vat", () => {
     expect(op?.parameters.map((p) => [p.name, p.in, p.required ?? false])).toEqual([
       ["code", "query", true],
       ["date", "query", false],
-      ["Authorization", "header", false],
       ["If-None-Match", "header", false],
     ]);
     const responses = op?.responses as Record<
