@@ -87,3 +87,19 @@ export function classify(
 }
 
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** Looks at `fn` every 50 ms until `ok` holds or `ms` passes; returns the last value (assert on it). */
+export async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let v = await fn();
+  while (!ok(v) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    v = await fn();
+  }
+  return v;
+}
+
+/** A key's remaining uses, as its store reports them. */
+export async function remainingOf(keys: KeyStore, id: string): Promise<number | null | undefined> {
+  return (await keys.list()).find((k) => k.id === id)?.remaining;
+}

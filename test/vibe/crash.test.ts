@@ -1,0 +1,107 @@
+import pino from "pino";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
+import { MemoryRateLimiter } from "../../src/adapters/limiter.js";
+import { type Database, openDatabase } from "../../src/db/database.js";
+import { migrate } from "../../src/db/migrations.js";
+import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
+import { tempDir } from "../helpers/env.js";
+import { type ServerProcess, spawnServer } from "../helpers/process.js";
+import { PERMISSION, remainingOf, until } from "./harness.js";
+
+const USES = 10;
+const LEASE_MS = 1000;
+
+let provider: FakeClassifierProvider;
+let dataDir: string;
+let database: Database;
+let keys: EmbeddedKeyStore;
+const servers: ServerProcess[] = [];
+
+beforeAll(async () => {
+  provider = await new FakeClassifierProvider().start();
+});
+afterAll(() => provider.close());
+beforeEach(async () => {
+  dataDir = tempDir();
+  database = openDatabase({ dataDir, logger: pino({ level: "silent" }) });
+  await migrate(database.db);
+  keys = new EmbeddedKeyStore(database.db, new MemoryRateLimiter());
+});
+afterEach(async () => {
+  provider.release();
+  provider.calls.length = 0;
+  for (const s of servers.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill("SIGKILL");
+  await database.close();
+});
+
+/** `almanac serve` on the shared SQLite data directory, classifying through the gateable fake. */
+const serve = (env: Record<string, string> = {}) =>
+  spawnServer({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    CLASSIFIER_URL: `${provider.url}/models/sentiment`,
+    UPSTREAM_TIMEOUT_MS: "30000",
+    IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+    IDEMPOTENCY_WAIT_MS: "20000",
+    ...env,
+  }).then((s) => {
+    servers.push(s);
+    return s;
+  });
+
+const post = (s: ServerProcess, key: string) =>
+  fetch(`${s.url}/v1/vibe/classify`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Idempotency-Key": "cut-1", "Content-Type": "application/json" },
+    body: JSON.stringify(["so good"]),
+  });
+
+/** Starts a classify call on `s` and waits until its job is running (the classifier holds it), charged. */
+async function cutMidJob(s: ServerProcess, key: string, id: string): Promise<{ cut: Promise<unknown> }> {
+  provider.gate();
+  const cut = post(s, key).catch((err: Error) => err);
+  expect(
+    await until(
+      () => provider.calls.length,
+      (n) => n > 0,
+    ),
+  ).toBe(1);
+  expect(await remainingOf(keys, id)).toBe(USES - 1);
+  return { cut };
+}
+
+/** After the first process is gone: a retry on a fresh process runs the job and answers 200, once in all. */
+async function retryRuns(key: string, id: string) {
+  provider.release();
+  const next = await serve();
+  const retry = await post(next, key);
+  expect(retry.status).toBe(200);
+  expect(retry.headers.get("idempotent-replayed")).toBeNull();
+  expect(await remainingOf(keys, id)).toBe(USES - 1);
+  const replay = await post(next, key);
+  expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+  expect(await remainingOf(keys, id)).toBe(USES - 1);
+}
+
+describe("a request cut mid-job does not lock its Idempotency-Key, nor charge twice", () => {
+  it("kill -9 mid-job: once the lease has run out, a retry on another process takes over, uncharged", async () => {
+    const { key, id } = await keys.create({ name: "crash", permissions: [PERMISSION], remaining: USES });
+    const first = await serve();
+    const { cut } = await cutMidJob(first, key, id);
+    first.proc.kill("SIGKILL");
+    await first.exited;
+    expect(await cut).toBeInstanceOf(Error);
+    await retryRuns(key, id);
+  }, 120_000);
+
+  it("SIGTERM with the job still running at SHUTDOWN_TIMEOUT_MS: cut, and a retry on another process runs", async () => {
+    const { key, id } = await keys.create({ name: "drain", permissions: [PERMISSION], remaining: USES });
+    const first = await serve({ SHUTDOWN_TIMEOUT_MS: "500" });
+    const { cut } = await cutMidJob(first, key, id);
+    first.proc.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    await cut;
+    await retryRuns(key, id);
+  }, 120_000);
+});

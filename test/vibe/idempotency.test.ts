@@ -1,0 +1,170 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency.js";
+import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
+import { errorOf, type TestApp, testApp, testServer } from "../helpers/app.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
+import { bearer, classify, PERMISSION, remainingOf, until } from "./harness.js";
+
+const COPIES = 30;
+const USES = 100;
+
+let provider: FakeClassifierProvider;
+beforeAll(async () => {
+  provider = await new FakeClassifierProvider().start();
+});
+afterAll(() => provider.close());
+afterEach(() => {
+  provider.release();
+  Object.assign(provider, { fault: null, status: null });
+  provider.calls.length = 0;
+});
+
+/** The app on the (gateable) HTTP classifier; `env` adds to it. */
+const upstreamEnv = (env: Record<string, string> = {}) => ({
+  CLASSIFIER_URL: `${provider.url}/models/sentiment`,
+  UPSTREAM_TIMEOUT_MS: "20000",
+  IDEMPOTENCY_WAIT_MS: "20000",
+  ...env,
+});
+
+const newKey = (t: TestApp) => t.deps.keys.create({ name: "idem", permissions: [PERMISSION], remaining: USES });
+const replayed = (r: Response) => r.headers.get("idempotent-replayed") === "true";
+
+/**
+ * 30 copies of one request (same Idempotency-Key and body) at once, spread over `apps`, while
+ * the classifier holds its answer: the classifier runs once, the key is charged once, one answer
+ * is fresh and the 29 others are replays of it.
+ */
+async function burst(apps: TestApp[]) {
+  const first = apps[0] as TestApp;
+  const { key, id } = await newKey(first);
+  const headers = { ...bearer(key), "Idempotency-Key": "burst-1" };
+  provider.gate();
+  const pending = Array.from({ length: COPIES }, (_, i) =>
+    classify(apps[i % apps.length] as TestApp, ["so good", "meh"], headers),
+  );
+  expect(
+    await until(
+      () => provider.calls.length,
+      (n) => n > 0,
+    ),
+  ).toBe(1);
+  await new Promise((r) => setTimeout(r, 300)); // let every copy reach its claim
+  provider.release();
+  const responses = await Promise.all(pending);
+  expect(await remainingOf(first.deps.keys, id)).toBe(USES - 1);
+  expect(responses.map((r) => r.status)).toEqual(Array(COPIES).fill(200));
+  expect(responses.filter((r) => !replayed(r))).toHaveLength(1);
+  const bodies = new Set(await Promise.all(responses.map((r) => r.text())));
+  expect(bodies.size).toBe(1);
+  expect(provider.calls).toHaveLength(1);
+}
+
+describe("concurrent duplicates of one Idempotency-Key: one job, one charge", () => {
+  it(`SQLite: ${COPIES} copies at once → 1 charge, 1 fresh answer, ${COPIES - 1} replays`, async () => {
+    const t = await testApp(upstreamEnv());
+    try {
+      await burst([t]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  describe.skipIf(!DATABASE_URL)(`PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, () => {
+    it(`two instances on one database: ${COPIES} copies at once → 1 charge, ${COPIES - 1} replays`, async () => {
+      const pg = await freshPostgresUrl();
+      const a = await testApp(upstreamEnv({ DATABASE_URL: pg.url }));
+      const b = await testApp(upstreamEnv({ DATABASE_URL: pg.url }));
+      try {
+        await burst([a, b]);
+      } finally {
+        await a.close();
+        await b.close();
+        await pg.drop();
+      }
+    });
+  });
+
+  it("a copy that waits longer than IDEMPOTENCY_WAIT_MS gets 409 with Retry-After, free; another body 409 at once", async () => {
+    const t = await testApp(upstreamEnv({ IDEMPOTENCY_WAIT_MS: "200" }));
+    try {
+      const { key, id } = await newKey(t);
+      const headers = { ...bearer(key), "Idempotency-Key": "slow-1" };
+      provider.gate();
+      const owner = classify(t, ["good"], headers);
+      await until(
+        () => provider.calls.length,
+        (n) => n > 0,
+      );
+      const copy = await classify(t, ["good"], headers);
+      expect(copy.status).toBe(409);
+      expect(copy.headers.get("retry-after")).toBe("1");
+      expect((await errorOf(copy)).error).toMatchObject({ code: "conflict", message: IDEMPOTENCY_IN_PROGRESS });
+      const other = await classify(t, ["bad"], headers);
+      expect((await errorOf(other)).error).toMatchObject({ code: "conflict", message: IDEMPOTENCY_MISMATCH });
+      provider.release();
+      expect((await owner).status).toBe(200);
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("a failed or cut job releases its key and gives its use back", () => {
+  it("classifier 502: not charged, and the retry with the same key runs (one charge)", async () => {
+    const t = await testApp(upstreamEnv());
+    try {
+      const { key, id } = await newKey(t);
+      const headers = { ...bearer(key), "Idempotency-Key": "fails-once" };
+      provider.status = 500;
+      expect((await classify(t, ["good"], headers)).status).toBe(502);
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES);
+      provider.status = null;
+      const retry = await classify(t, ["good"], headers);
+      expect([retry.status, replayed(retry)]).toEqual([200, false]);
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+      // Without an Idempotency-Key a 502 is given back too.
+      provider.status = 503;
+      expect((await classify(t, ["good"], bearer(key))).status).toBe(502);
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("client abort mid-job: the use is given back, and the retry with the same key runs at once", async () => {
+    const s = await testServer(upstreamEnv());
+    try {
+      const { key, id } = await newKey(s);
+      const headers = { ...bearer(key), "Idempotency-Key": "aborted-1", "Content-Type": "application/json" };
+      provider.gate();
+      const abort = new AbortController();
+      const cut = fetch(`${s.url}/v1/vibe/classify`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(["good"]),
+        signal: abort.signal,
+      }).catch((err: Error) => err.name);
+      await until(
+        () => provider.calls.length,
+        (n) => n > 0,
+      );
+      expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1); // charged while it runs
+      abort.abort();
+      expect(await cut).toBe("AbortError");
+      expect(
+        await until(
+          () => remainingOf(s.deps.keys, id),
+          (n) => n === USES,
+        ),
+      ).toBe(USES);
+      provider.release();
+      const retry = await fetch(`${s.url}/v1/vibe/classify`, { method: "POST", headers, body: '["good"]' });
+      expect([retry.status, replayed(retry)]).toEqual([200, false]);
+      expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1);
+    } finally {
+      await s.close();
+    }
+  });
+});
