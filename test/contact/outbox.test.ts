@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { deliverContact } from "../../src/features/contact/deliver.js";
 import { ContactOutbox, createContactOutbox } from "../../src/features/contact/outbox.js";
-import { ContactStore } from "../../src/features/contact/store.js";
+import { type ContactRow, ContactStore } from "../../src/features/contact/store.js";
+import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency.js";
+import { errorOf } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
-import { ADA, type ContactHarness, contactHarness } from "./setup.js";
+import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
 
 const MIN = 60_000;
 
@@ -84,6 +87,57 @@ describe.each([
     expect(await outbox.runOnce()).toMatchObject({ due: 0, sent: 0 });
     expect((await h.rows())[0]?.status).toBe("failed");
   });
+
+  it.skipIf(postgres && !DATABASE_URL)(
+    "a retry after the outbox resent a refused message replays its success: one mail per Idempotency-Key",
+    async () => {
+      const { h, outbox } = await start({ CONTACT_RETRY_BASE_MS: String(MIN) });
+      const headers = { "Idempotency-Key": "resent-1" };
+      h.smtp.setMode("reject");
+      const failed = await h.post(ADA, headers);
+      expect(failed.status).toBe(502);
+      const id = ((await errorOf(failed)).error.details as { id: string }).id;
+      h.smtp.setMode("accept");
+      c.advance(MIN);
+      expect(await outbox.runOnce()).toMatchObject({ due: 1, sent: 1 });
+      for (let i = 0; i < 2; i++) {
+        const retry = await h.post(ADA, headers);
+        expect([retry.status, retry.headers.get("Idempotent-Replayed")]).toEqual([200, "true"]);
+        expect(await retry.json()).toEqual({ id, status: "sent" });
+      }
+      const other = await h.post({ ...ADA, message: "Another message" }, headers);
+      expect((await errorOf(other)).error).toMatchObject({ code: "conflict", message: IDEMPOTENCY_MISMATCH });
+      expect((await h.rows()).map((r) => [r.id, r.status])).toEqual([[id, "sent"]]);
+      expect(h.smtp.messages.map((m) => m.text.includes(id))).toEqual([true]);
+    },
+  );
+
+  it.skipIf(postgres && !DATABASE_URL)(
+    "a retry while the outbox is resending the message waits for that send and replays it: one mail",
+    async () => {
+      const { h } = await start({ IDEMPOTENCY_WAIT_MS: "20000" });
+      const headers = { "Idempotency-Key": "resending-1" };
+      h.smtp.setMode("reject");
+      const failed = await h.post(ADA, headers);
+      const id = ((await errorOf(failed)).error.details as { id: string }).id;
+      h.smtp.setMode("accept");
+      // What the outbox does: claim the row (pending again), then send it.
+      const store = new ContactStore(h.t.deps.database.db, c.now);
+      const [row] = await h.rows();
+      const claimed = await store.claimRetry(row as ContactRow);
+      expect(claimed).toMatchObject({ id, status: "pending", attempts: 2 });
+      const retry = h.post(ADA, headers);
+      await new Promise((r) => setTimeout(r, 300)); // the retry finds the message being sent
+      const lane = h.t.deps.mail;
+      if (!lane) throw new Error("no mail lane");
+      expect(await deliverContact(store, lane, DESK, claimed as ContactRow)).toMatchObject({ ok: true });
+      const answer = await retry;
+      expect([answer.status, answer.headers.get("Idempotent-Replayed")]).toEqual([200, "true"]);
+      expect(await answer.json()).toEqual({ id, status: "sent" });
+      expect((await h.rows()).map((r) => [r.id, r.status, r.attempts])).toEqual([[id, "sent", 2]]);
+      expect(h.smtp.messages.map((m) => m.text.includes(id))).toEqual([true]);
+    },
+  );
 
   it.skipIf(postgres && !DATABASE_URL)("two instances on one database never send a message twice", async () => {
     const { h, outbox } = await start({ CONTACT_PENDING_GRACE_MS: "1000" });

@@ -37,15 +37,18 @@ afterEach(async () => {
 
 /** `almanac serve` on the shared SQLite data directory, classifying through the gateable fake. */
 const serve = (env: Record<string, string> = {}) =>
-  spawnServer({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: "silent",
-    CLASSIFIER_URL: `${provider.url}/models/sentiment`,
-    UPSTREAM_TIMEOUT_MS: "30000",
-    IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
-    IDEMPOTENCY_WAIT_MS: "20000",
-    ...env,
-  }).then((s) => {
+  spawnServer(
+    {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "silent",
+      CLASSIFIER_URL: `${provider.url}/models/sentiment`,
+      UPSTREAM_TIMEOUT_MS: "30000",
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+      IDEMPOTENCY_WAIT_MS: "20000",
+      ...env,
+    },
+    { startTimeoutMs: 60_000 },
+  ).then((s) => {
     servers.push(s);
     return s;
   });

@@ -15,9 +15,11 @@ const route = createRoute({
   summary: "Classify the sentiment of texts (API key required)",
   description:
     "Labels each text `positive`, `neutral` or `negative` with calibrated scores summing to 1, in input order. " +
-    "The key is verified on every call, before the body is looked at; one call spends one use of the key. " +
-    "Send an `Idempotency-Key` to retry safely: the same key and body within 24 h returns the first answer " +
-    "with `Idempotent-Replayed: true` and spends no use; the same key with another body is a 409.",
+    "The key is verified on every call, before the body is looked at; a call that runs spends one use of the key, " +
+    "given back if it fails (502). Send an `Idempotency-Key` to retry safely: the same key and body within 24 h " +
+    "runs once and is charged once, also when sent concurrently; a copy gets the first answer with " +
+    "`Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` if the first is still running " +
+    "after a few seconds); the same key with another body is a 409.",
   security: [{ bearer: [] }],
   request: {
     headers: z.object({
