@@ -12,6 +12,7 @@ import {
 } from "../../src/adapters/classifier/model-file.js";
 import { readFlag } from "../../src/adapters/classifier/readable.js";
 import { TrainedClassifier, UNREADABLE_SCORES } from "../../src/adapters/classifier/trained.js";
+import { parseConfig } from "../../src/config.js";
 import { CLASSIFY_EXAMPLE, ClassifyRequest, EXAMPLE_REQUEST } from "../../src/features/vibe/schema.js";
 import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
 
@@ -62,6 +63,11 @@ describe("the trained model is the embedded default", () => {
   it("the documented example is what it answers for the documented request", async () => {
     const res = await classify(h.t, ClassifyRequest.parse(EXAMPLE_REQUEST), bearer(key));
     expect(await res.json()).toEqual(CLASSIFY_EXAMPLE);
+  });
+
+  it("CLASSIFIER_MODEL is trained (default) or vader, nothing else", () => {
+    expect(parseConfig({}).CLASSIFIER_MODEL).toBe("trained");
+    expect(() => parseConfig({ CLASSIFIER_MODEL: "bert" })).toThrow(/CLASSIFIER_MODEL/);
   });
 
   it("CLASSIFIER_MODEL=vader keeps plain VADER", async () => {

@@ -18,6 +18,10 @@ export const DENSE = [
   "questions",
   "length",
   "capitals",
+  "compound_magnitude",
+  "no_lexicon_hit",
+  "mixed",
+  "neutral_share",
 ] as const;
 
 /** VADER's negation words (its NEGATE list, apostrophes optional) and "n't" endings. */
@@ -242,4 +246,8 @@ export function featurize(text: string, bits: number, buf: FeatureBuffer): void 
   d[6] = Math.min(questions, 4) / 4;
   d[7] = Math.log1p(words.length) / 5;
   d[8] = words.length > 0 ? upperWords / words.length : 0;
+  d[9] = Math.abs(d[1]);
+  d[10] = hits === 0 ? 1 : 0;
+  d[11] = posSum > 0 && negSum > 0 ? 1 : 0;
+  d[12] = neutral / total;
 }

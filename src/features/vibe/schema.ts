@@ -55,9 +55,9 @@ export const ClassifyResponse = z
         scores: z
           .object({ positive: Score, neutral: Score, negative: Score })
           .openapi({ description: "Every label's probability; they sum to 1." }),
-        flags: z.array(z.enum(READ_FLAGS)).optional().openapi({
+        flags: z.array(z.enum(READ_FLAGS)).max(READ_FLAGS.length).optional().openapi({
           description:
-            "Present when the embedded model could not read the text: `no_letters` (no letter at all) or `not_english` (mostly non-ASCII letters, or 5+ words without a common English function word). Its scores are then 0.25 / 0.5 / 0.25, labelled neutral.",
+            "Present when the embedded model could not read the text: `no_letters` (no letter at all) or `not_english` (mostly non-ASCII letters, or 5+ words of which fewer than one in ten is a common English word). Its scores are then 0.25 / 0.5 / 0.25, labelled neutral.",
         }),
       }),
     ),
@@ -75,20 +75,20 @@ export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
     {
       index: 0,
       label: "positive",
-      confidence: 0.9920304581470465,
-      scores: { positive: 0.9920304581470465, neutral: 0.006104873705567613, negative: 0.0018646681473860579 },
+      confidence: 0.9913772860744143,
+      scores: { positive: 0.9913772860744143, neutral: 0.006671744035723663, negative: 0.0019509698898621277 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.521793725125156,
-      scores: { positive: 0.21822588620016664, neutral: 0.521793725125156, negative: 0.2599803886746774 },
+      confidence: 0.5640388202154065,
+      scores: { positive: 0.2116298373697952, neutral: 0.5640388202154065, negative: 0.22433134241479816 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.8082189273789427,
-      scores: { positive: 0.06784359118263128, neutral: 0.12393748143842609, negative: 0.8082189273789427 },
+      confidence: 0.8061957876134702,
+      scores: { positive: 0.0713828303847658, neutral: 0.12242138200176393, negative: 0.8061957876134702 },
     },
   ],
   usage: { texts: 3 },
