@@ -3,7 +3,7 @@ import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/feature
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { errorOf, type TestApp, testApp, testServer } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
-import { bearer, classify, PERMISSION, remainingOf, until } from "./harness.js";
+import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
 
 const COPIES = 30;
 const USES = 100;
@@ -130,6 +130,27 @@ describe("a failed or cut job releases its key and gives its use back", () => {
       expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
     } finally {
       await t.close();
+    }
+  });
+
+  it("Unkey: a 502 is given back with keys.updateCredits, and the retry is charged once", async () => {
+    const h = await unkeyHarness(upstreamEnv());
+    const unkey = h.unkey as NonNullable<typeof h.unkey>;
+    try {
+      const { key, id } = await h.keys.create({ name: "u", permissions: [PERMISSION], remaining: USES });
+      const headers = { ...bearer(key), "Idempotency-Key": "unkey-fails-once" };
+      provider.status = 500;
+      expect((await classify(h.t, ["good"], headers)).status).toBe(502);
+      expect(unkey.callsTo("/v2/keys.updateCredits").map((c) => c.body)).toEqual([
+        { keyId: id, operation: "increment", value: 1 },
+      ]);
+      expect(await remainingOf(h.keys, id)).toBe(USES);
+      provider.status = null;
+      expect((await classify(h.t, ["good"], headers)).status).toBe(200);
+      expect((await classify(h.t, ["good"], headers)).headers.get("idempotent-replayed")).toBe("true");
+      expect(await remainingOf(h.keys, id)).toBe(USES - 1);
+    } finally {
+      await h.close();
     }
   });
 
