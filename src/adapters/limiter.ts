@@ -1,12 +1,6 @@
 import SQLite from "better-sqlite3";
 import type { Redis } from "ioredis";
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  RateLimiterSQLite,
-} from "rate-limiter-flexible";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { privateDatabaseFile } from "../db/database.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
@@ -75,53 +69,86 @@ export class MemoryRateLimiter extends FlexibleRateLimiter {
   protected readonly rules = new RuleCache(memoryFactory);
 }
 
-const SQLITE_TABLE = "rate_limits";
 const SWEEP_EVERY_MS = 5 * 60_000;
 
 /**
- * Counters in `limits.db` in the data directory (without Redis): one UPSERT … RETURNING per
- * decision (rate-limiter-flexible's RateLimiterSQLite), so a count is atomic, survives a restart
- * or a `kill -9`, and is shared by the workers of `WEB_CONCURRENCY` (each opens the same file;
- * SQLite's write lock orders them). The file is separate from the main database and written with
- * `synchronous = NORMAL`: a commit is not fsynced, so it costs microseconds, and WAL mode still
- * keeps every commit through a process crash (only a power cut can lose the last few counts).
+ * Counters in `limits.db` in the data directory (without Redis): each decision is one
+ * `INSERT … ON CONFLICT DO UPDATE … RETURNING` that starts or adds to the key's window and reads
+ * the total back, so a count is atomic, survives a restart or a `kill -9`, and is shared by the
+ * workers of `WEB_CONCURRENCY` (each opens the same file; SQLite's write lock orders them). The
+ * file is separate from the main database and written with `synchronous = NORMAL`: a commit is
+ * not fsynced, so it stays cheap (statements are prepared once), and WAL mode still keeps every
+ * commit through a process crash (only a power cut can lose the last few counts). The rows and
+ * windows are rate-limiter-flexible's (`RateLimiterSQLite`'s table, fixed windows).
  */
-export class SqliteRateLimiter extends FlexibleRateLimiter {
+export class SqliteRateLimiter implements RateLimiter {
   private readonly db: SQLite.Database;
   private readonly sweeper: NodeJS.Timeout;
-  protected readonly rules: RuleCache;
+  private readonly spend: SQLite.Statement<
+    [{ key: string; points: number; expire: number; now: number }],
+    { points: number; expire: number }
+  >;
+  private readonly giveBack: SQLite.Statement<[{ key: string; points: number; now: number }]>;
+  private readonly forget: SQLite.Statement<[string]>;
 
   constructor(dataDir: string) {
-    super();
     const db = new SQLite(privateDatabaseFile(dataDir, "limits.db"));
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 2000");
     db.exec(
-      `CREATE TABLE IF NOT EXISTS ${SQLITE_TABLE} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`,
+      "CREATE TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL, expire INTEGER NOT NULL)",
     );
     this.db = db;
-    this.rules = new RuleCache(
-      (rule) =>
-        new RateLimiterSQLite({
-          storeClient: db,
-          storeType: "better-sqlite3",
-          tableName: SQLITE_TABLE,
-          tableCreated: true,
-          keyPrefix: rule.name,
-          points: rule.points,
-          duration: rule.durationSec,
-        }),
+    // A live window adds up, an expired one starts again.
+    this.spend = db.prepare(
+      `INSERT INTO rate_limits (key, points, expire) VALUES (@key, @points, @expire)
+       ON CONFLICT(key) DO UPDATE SET
+         points = CASE WHEN expire > @now THEN points + excluded.points ELSE excluded.points END,
+         expire = CASE WHEN expire > @now THEN expire ELSE excluded.expire END
+       RETURNING points, expire`,
     );
-    const sweep = db.prepare(`DELETE FROM ${SQLITE_TABLE} WHERE expire < ?`);
+    this.giveBack = db.prepare(
+      "UPDATE rate_limits SET points = max(points - @points, 0) WHERE key = @key AND expire > @now",
+    );
+    this.forget = db.prepare("DELETE FROM rate_limits WHERE key = ?");
+    const sweep = db.prepare("DELETE FROM rate_limits WHERE expire < ?");
     this.sweeper = setInterval(() => sweep.run(Date.now()), SWEEP_EVERY_MS).unref();
   }
 
-  override async close(): Promise<void> {
+  async consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
+    const now = Date.now();
+    const row = this.spend.get({ key: keyOf(rule, key), points, expire: now + rule.durationSec * 1000, now });
+    if (!row) throw new Error("rate_limits upsert returned no row");
+    const allowed = row.points <= rule.points;
+    return {
+      allowed,
+      limit: rule.points,
+      remaining: allowed ? rule.points - row.points : 0,
+      resetMs: Math.max(0, row.expire - now),
+    };
+  }
+
+  async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
+    this.giveBack.run({ key: keyOf(rule, key), points, now: Date.now() });
+  }
+
+  async reset(rule: LimitRule, key: string): Promise<void> {
+    this.forget.run(keyOf(rule, key));
+  }
+
+  async ready(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.db.close();
   }
 }
+
+/** rate-limiter-flexible's key layout (`prefix:key`), with the rule's name as the prefix (as on Redis). */
+const keyOf = (rule: LimitRule, key: string) => `${rule.name}:${key}`;
 
 /**
  * Counters shared through Redis. When Redis is unreachable (or too slow: the client has a

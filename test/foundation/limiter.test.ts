@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryRateLimiter, RedisRateLimiter } from "../../src/adapters/limiter.js";
+import { MemoryRateLimiter, RedisRateLimiter, SqliteRateLimiter } from "../../src/adapters/limiter.js";
 import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
 import { createRedis, untilReady } from "../../src/adapters/redis.js";
-import { REDIS_URL, skipReason } from "../helpers/env.js";
+import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
 
 const logger = pino({ level: "silent" });
@@ -35,6 +35,46 @@ describe("in-process limiter", () => {
     expect(decisions[3]?.resetMs).toBeGreaterThan(0);
     expect(decisions[3]?.resetMs).toBeLessThanOrEqual(60_000);
     expect((await limiter.consume(r, "ip-b")).allowed).toBe(true);
+  });
+});
+
+describe("embedded limiter (DATA_DIR/limits.db)", () => {
+  it("two limiters on one data directory (two workers) share one count; a refund and a reset give points back", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const two = new SqliteRateLimiter(dir);
+    try {
+      const r = rule(10);
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => (i % 2 ? one : two).consume(r, "203.0.113.9")),
+      );
+      expect(results.filter((d) => d.allowed)).toHaveLength(10);
+      expect(
+        results
+          .filter((d) => d.allowed)
+          .map((d) => d.remaining)
+          .sort((a, b) => a - b),
+      ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      // 16 spent of 10: six refunds bring it to the limit, one more frees a point.
+      await one.refund(r, "203.0.113.9", 7);
+      expect(await two.consume(r, "203.0.113.9")).toMatchObject({ allowed: true, remaining: 0 });
+      await two.reset(r, "203.0.113.9");
+      expect(await one.consume(r, "203.0.113.9", 0)).toMatchObject({ allowed: true, remaining: 10 });
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it("a count outlives the limiter that kept it (a restart)", async () => {
+    const dir = tempDir();
+    const r = rule(5);
+    const before = new SqliteRateLimiter(dir);
+    for (let i = 0; i < 3; i++) await before.consume(r, "ip");
+    await before.close();
+    const after = new SqliteRateLimiter(dir);
+    expect((await after.consume(r, "ip")).remaining).toBe(1);
+    await after.close();
   });
 });
 

@@ -95,8 +95,10 @@ function clusterSuite(name: string, env: () => Record<string, string>, clearCoun
 }
 
 // Real process trees started through tsx: slow on a busy machine.
-describe("WEB_CONCURRENCY=2 on SQLite without Redis (the primary holds the counters)", { timeout: 120_000 }, () => {
-  clusterSuite("cluster limiter", () => ({ REDIS_URL: "" }));
+describe("WEB_CONCURRENCY=2 on SQLite without Redis (the workers share DATA_DIR/limits.db)", {
+  timeout: 120_000,
+}, () => {
+  clusterSuite("embedded limiter", () => ({ REDIS_URL: "" }));
 });
 
 describe.skipIf(!REDIS_URL)(
