@@ -48,7 +48,7 @@ describe.skipIf(!existsSync(CHROMIUM))("account pages fit laptops and phones (is
 
   beforeAll(async () => {
     site = await startBrowserSite();
-    // A signed-in account with what makes rows long: a roll in its grace period and a revoked key.
+    // A signed-in account with what makes rows long: a roll in its grace period and a revoked key (behind "show all").
     const agent = await signIn(site.t.app, site.base, site.smtp, "layout@example.test");
     const create = async (name: string, expires = "never") =>
       agent.post("/account/keys", { csrf: (await accountPage(agent)).csrf, name, expires });
@@ -59,6 +59,7 @@ describe.skipIf(!existsSync(CHROMIUM))("account pages fit laptops and phones (is
     const { csrf } = await accountPage(agent);
     await agent.post(`/account/keys/${ids[1]}/revoke`, { csrf });
     await agent.post(`/account/keys/${rolledId}/roll`, { csrf, grace: "86400" });
+    await create("laptop"); // one that can still be rolled
     context = await site.browser.newContext();
     const token = agent.cookie("almanac.session_token");
     await context.addCookies([{ name: "almanac.session_token", value: token ?? "", url: site.base }]);
@@ -69,7 +70,7 @@ describe.skipIf(!existsSync(CHROMIUM))("account pages fit laptops and phones (is
 
   it.each([390, 1280, 1440, 1920])("at %i px nothing is cut off, targets are ≥ 44 px and 8 px apart", async (width) => {
     await page.setViewportSize({ width, height: 900 });
-    await page.goto(`${site.base}/account`);
+    await page.goto(`${site.base}/account?all=1`);
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await page.screenshot({ path: `${SHOTS}/layout-${width}-keys.png`, fullPage: true });
     const faults = { keys: await layoutFaults(page) };
@@ -77,7 +78,10 @@ describe.skipIf(!existsSync(CHROMIUM))("account pages fit laptops and phones (is
     await page.goto(`${site.base}${active}`);
     await page.screenshot({ path: `${SHOTS}/layout-${width}-roll.png`, fullPage: true });
     const roll = await layoutFaults(page);
+    await page.goto(`${site.base}/account/keys/${rolledId}/edit`);
+    const edit = await layoutFaults(page);
     await page.goto(`${site.base}/account/keys/${rolledId}/revoke`);
-    expect({ ...faults, roll, revoke: await layoutFaults(page) }).toEqual({ keys: [], roll: [], revoke: [] });
+    const revoke = await layoutFaults(page);
+    expect({ ...faults, roll, edit, revoke }).toEqual({ keys: [], roll: [], edit: [], revoke: [] });
   });
 });

@@ -76,6 +76,7 @@ export function registerAccountActions(
       keys,
       identities,
       providers,
+      showAll: c.req.query("all") === "1",
       ...{ plan, flash, publicUrl: deps.config.PUBLIC_URL, permission: deps.config.KEY_PERMISSION },
     };
     return c.html(AccountPage({ ...view, ...extra }), status);

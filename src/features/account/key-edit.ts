@@ -2,6 +2,7 @@ import { ApiError } from "../../http/errors.js";
 import type { KeyUpdate } from "../../ports/key-store.js";
 import { CLEAR_WORDS, parseRatelimit, parseUses } from "../keys/key-fields.js";
 import { field } from "./http.js";
+import { EXPIRY_KEEP } from "./key-edit-view.jsx";
 import { EXPIRY_CHOICES } from "./keys-views.jsx";
 
 const DAY_MS = 86_400_000;
@@ -44,7 +45,7 @@ export function parseKeyEdit(body: Record<string, unknown>, allowed: string[], n
   const has = (name: string) => typeof body[name] === "string";
   const patch: KeyUpdate = {};
   if (has("name")) patch.name = keyName(body);
-  if (has("expires")) patch.expiresAt = expiryChoice(body, nowMs);
+  if (has("expires") && field(body, "expires") !== EXPIRY_KEEP) patch.expiresAt = expiryChoice(body, nowMs);
   const permissions = permissionsOf(body, allowed, undefined);
   if (permissions) patch.permissions = permissions;
   if (has("remaining")) {

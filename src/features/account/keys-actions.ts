@@ -7,6 +7,7 @@ import { csrfToken } from "./csrf.js";
 import { type KeyFlash, setKeyFlash } from "./flash.js";
 import { field } from "./http.js";
 import { expiryChoice, keyName, parseKeyEdit, permissionsOf } from "./key-edit.js";
+import { EditKeyPage } from "./key-edit-view.jsx";
 import { ConfirmKeyPage, GRACE_CHOICES, livePair } from "./keys-views.jsx";
 import type { AccountContext } from "./route.js";
 
@@ -56,10 +57,29 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
       const all = await deps.accountKeys.overview(s.user.id);
       const k = all.find((x) => x.id === id);
       if (!k) throw new ApiError("not_found", `No key ${id} on this account.`);
-      const pair = action === "revoke" ? livePair(k, all) : undefined;
+      const pair = livePair(k, all);
       return c.html(ConfirmKeyPage({ action, k, pair, csrf: csrfToken(ctx.secret, s.session.id) }));
     });
   }
+
+  app.get("/account/keys/:id/edit", async (c) => {
+    const s = await h.session(c);
+    if (!s) return c.redirect("/account", 303);
+    const id = c.req.param("id");
+    const k = (await deps.accountKeys.overview(s.user.id)).find((x) => x.id === id && x.status !== "revoked");
+    // The overview's `remaining` is what the key can still spend (its own uses or the account's,
+    // the fewer); the form edits its own, as the key store holds them.
+    const own = (await deps.keys.list(s.user.id)).find((x) => x.id === id);
+    if (!k || !own) throw new ApiError("not_found", `No key ${id} on this account.`);
+    const csrf = csrfToken(ctx.secret, s.session.id);
+    return c.html(
+      EditKeyPage({
+        k: { ...k, remaining: own.remaining, ratelimit: own.ratelimit },
+        csrf,
+        permission: deps.config.KEY_PERMISSION,
+      }),
+    );
+  });
 
   // Revokes the key and the other key of its roll, unless the form says `only=1`.
   app.post("/account/keys/:id/revoke", async (c) => {

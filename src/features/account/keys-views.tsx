@@ -8,7 +8,7 @@ export function When({ iso, none = "never" }: { iso: string | null; none?: strin
   return <time datetime={iso}>{`${iso.slice(0, 16).replace("T", " ")} UTC`}</time>;
 }
 
-function Csrf({ token }: { token: string }) {
+export function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="csrf" value={token} />;
 }
 
@@ -29,7 +29,7 @@ export const GRACE_CHOICES: { value: string; label: string; seconds: number }[] 
 
 const uses = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en"));
 
-const shortKey = (k: KeyOverview) => `${k.prefix}…${k.last4}`;
+export const shortKey = (k: KeyOverview) => `${k.prefix}…${k.last4}`;
 
 /** The other key of a roll that still works (old → new), if any. */
 export function livePair(k: KeyOverview, all: KeyOverview[]): KeyOverview | undefined {
@@ -106,7 +106,12 @@ function KeyRow({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
       </td>
       <td data-label="Actions">
         <div class="actions">
-          {k.status === "active" && !k.rolledAt && (
+          {k.status === "active" && (
+            <a href={`/account/keys/${id}/edit`} class="button" aria-label={`Edit key ${k.name}`}>
+              Edit…
+            </a>
+          )}
+          {!rollRefusal(k, livePair(k, all)) && (
             <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>
               Roll…
             </a>
@@ -167,8 +172,20 @@ export function NewKeyBox({ flash, publicUrl }: { flash: KeyFlash; publicUrl: st
   );
 }
 
-export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: AccountPlan; permission: string }) {
+/** Revoked and expired keys wait behind "show all"; a used-up key stays in view (it can be edited back). */
+const retired = (k: KeyOverview) => k.status === "revoked" || k.status === "expired";
+
+export function KeysSection(v: {
+  keys: KeyOverview[];
+  csrf: string;
+  plan: AccountPlan;
+  permission: string;
+  /** `?all=1`: revoked and expired keys too. */
+  showAll: boolean;
+}) {
   const active = v.keys.filter((k) => k.status === "active" && !k.rolledAt).length;
+  const hidden = v.keys.filter(retired).length;
+  const shown = v.showAll ? v.keys : v.keys.filter((k) => !retired(k));
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
@@ -178,8 +195,8 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Accoun
         {v.plan.ratelimit.durationSec} s for all your keys together ({uses(v.plan.usesLeft ?? v.plan.quota)} uses left),{" "}
         {active} of {v.plan.maxActiveKeys} active keys, {v.plan.creationsPerDay} new keys a day. Times are in UTC.
       </p>
-      {v.keys.length === 0 ? (
-        <p>You have no keys yet.</p>
+      {shown.length === 0 ? (
+        <p>{hidden ? "You have no active keys." : "You have no keys yet."}</p>
       ) : (
         <div class="table-wrap">
           <table>
@@ -193,12 +210,23 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Accoun
               </tr>
             </thead>
             <tbody>
-              {v.keys.map((k) => (
+              {shown.map((k) => (
                 <KeyRow k={k} all={v.keys} />
               ))}
             </tbody>
           </table>
         </div>
+      )}
+      {hidden > 0 && (
+        <p>
+          {v.showAll ? (
+            <a href="/account#keys-title">Hide revoked and expired keys</a>
+          ) : (
+            <a href="/account?all=1#keys-title">
+              Show all keys ({hidden} revoked or expired {hidden === 1 ? "key is" : "keys are"} hidden)
+            </a>
+          )}
+        </p>
       )}
       <form method="post" action="/account/keys" class="card create-key">
         <h3>New key</h3>
@@ -226,7 +254,16 @@ export function KeysSection(v: { keys: KeyOverview[]; csrf: string; plan: Accoun
   );
 }
 
-const Cancel = () => (
+/** Why the key cannot be rolled now, in words (the roll form is not offered then), or undefined. */
+export function rollRefusal(k: KeyOverview, pair: KeyOverview | undefined): string | undefined {
+  if (k.status !== "active") return `This key is ${k.status}: only an active key can be rolled.`;
+  if (!pair) return undefined;
+  if (k.replacedBy === pair.id)
+    return `This key was already rolled: its replacement is ${shortKey(pair)}, and this key stops working at the end of its grace period. Revoke it now if it leaked.`;
+  return `This key replaced ${shortKey(pair)}, which still works until its grace period ends. It can be rolled once that key is gone: revoke ${shortKey(pair)} first to roll now.`;
+}
+
+export const Cancel = () => (
   <a href="/account" class="button secondary">
     Cancel
   </a>
@@ -236,12 +273,14 @@ const Cancel = () => (
 export function ConfirmKeyPage(props: {
   action: "roll" | "revoke";
   k: KeyOverview;
-  /** The other key of its roll, still working: revoking offers to revoke both. */
+  /** The other key of its roll, still working: revoking offers to revoke both; a rolled key is not rolled again. */
   pair?: KeyOverview;
   csrf: string;
 }) {
   const { k, action, pair } = props;
   const id = encodeURIComponent(k.id);
+  const refusal =
+    action === "roll" ? rollRefusal(k, pair) : k.status === "active" ? undefined : `This key is ${k.status}.`;
   return (
     <Layout title={action === "roll" ? "Roll key" : "Revoke key"}>
       <h1>
@@ -254,49 +293,58 @@ export function ConfirmKeyPage(props: {
         </code>
         , created <When iso={k.createdAt} />.
       </p>
-      <form method="post" action={`/account/keys/${id}/${action}`} class="card">
-        <Csrf token={props.csrf} />
-        {action === "roll" ? (
-          <>
-            <p>A replacement with the same settings is issued and shown once.</p>
-            <label for="grace">The old key</label>
-            <select id="grace" name="grace">
-              {GRACE_CHOICES.map((g) => (
-                <option value={g.value}>{g.label}</option>
-              ))}
-            </select>
-            <div class="form-actions">
-              <button type="submit">Roll key</button>
-              <Cancel />
-            </div>
-          </>
-        ) : (
-          <>
-            <p>Calls with this key are refused from now on. This cannot be undone.</p>
-            {pair && (
-              <fieldset>
-                <legend>
-                  This key was rolled: <code>{shortKey(k.replacedBy === pair.id ? k : pair)}</code> →{" "}
-                  <code>{shortKey(k.replacedBy === pair.id ? pair : k)}</code>
-                </legend>
-                <label class="check">
-                  <input type="radio" name="only" value="0" checked /> Revoke both keys (<code>{shortKey(pair)}</code>{" "}
-                  too)
-                </label>
-                <label class="check">
-                  <input type="radio" name="only" value="1" /> Revoke only <code>{shortKey(k)}</code>
-                </label>
-              </fieldset>
-            )}
-            <div class="form-actions">
-              <button type="submit" class="danger">
-                Revoke key
-              </button>
-              <Cancel />
-            </div>
-          </>
-        )}
-      </form>
+      {refusal ? (
+        <div class="card">
+          <p>{refusal}</p>
+          <a href="/account" class="button">
+            Back to your keys
+          </a>
+        </div>
+      ) : (
+        <form method="post" action={`/account/keys/${id}/${action}`} class="card">
+          <Csrf token={props.csrf} />
+          {action === "roll" ? (
+            <>
+              <p>A replacement with the same settings is issued and shown once.</p>
+              <label for="grace">The old key</label>
+              <select id="grace" name="grace">
+                {GRACE_CHOICES.map((g) => (
+                  <option value={g.value}>{g.label}</option>
+                ))}
+              </select>
+              <div class="form-actions">
+                <button type="submit">Roll key</button>
+                <Cancel />
+              </div>
+            </>
+          ) : (
+            <>
+              <p>Calls with this key are refused from now on. This cannot be undone.</p>
+              {pair && (
+                <fieldset>
+                  <legend>
+                    This key was rolled: <code>{shortKey(k.replacedBy === pair.id ? k : pair)}</code> →{" "}
+                    <code>{shortKey(k.replacedBy === pair.id ? pair : k)}</code>
+                  </legend>
+                  <label class="check">
+                    <input type="radio" name="only" value="0" checked /> Revoke both keys (<code>{shortKey(pair)}</code>{" "}
+                    too)
+                  </label>
+                  <label class="check">
+                    <input type="radio" name="only" value="1" /> Revoke only <code>{shortKey(k)}</code>
+                  </label>
+                </fieldset>
+              )}
+              <div class="form-actions">
+                <button type="submit" class="danger">
+                  Revoke key
+                </button>
+                <Cancel />
+              </div>
+            </>
+          )}
+        </form>
+      )}
     </Layout>
   );
 }

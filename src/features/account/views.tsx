@@ -129,6 +129,8 @@ export interface AccountView {
   permission: string;
   identities: Identity[];
   providers: LinkProvider[];
+  /** `?all=1`: revoked and expired keys are listed too. */
+  showAll: boolean;
   notice?: Notice;
 }
 
@@ -149,7 +151,7 @@ export function AccountPage(v: AccountView) {
       </div>
       <NoticeBox notice={v.notice} />
       {v.flash && <NewKeyBox flash={v.flash} publicUrl={v.publicUrl} />}
-      <KeysSection keys={v.keys} csrf={v.csrf} plan={v.plan} permission={v.permission} />
+      <KeysSection keys={v.keys} csrf={v.csrf} plan={v.plan} permission={v.permission} showAll={v.showAll} />
       <section aria-labelledby="ids-title">
         <h2 id="ids-title">Linked identities</h2>
         {v.identities.length === 0 ? (

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import type { FormAgent } from "../support/form-agent.js";
+import { type AccountApp, accountApp, accountPage } from "./support.js";
+
+const PUBLIC_URL = "http://localhost:8080";
+
+const idsOf = (html: string, action: string) =>
+  [...html.matchAll(new RegExp(`href="/account/keys/([^/"]+)/${action}"`, "g"))].map((m) => m[1] ?? "");
+
+/** Creates a key on the page; returns its id (the newest key of the account). */
+async function createKey(acct: AccountApp, agent: FormAgent, name: string, expires = "never") {
+  const { csrf } = await accountPage(agent);
+  expect((await agent.post("/account/keys", { csrf, name, expires })).status).toBe(303);
+  return (await acct.t.deps.keys.list(undefined)).find((k) => k.name === name)?.id ?? "";
+}
+
+/** The fields a form on `html` would send, as a browser reads them (inputs, selected options, ticked boxes). */
+function formFields(html: string): Record<string, string> {
+  const form: Record<string, string> = {};
+  for (const m of html.matchAll(/<input([^>]*)>/g)) {
+    const attrs = m[1] ?? "";
+    const name = /name="([^"]+)"/.exec(attrs)?.[1];
+    if (!name || (/type="checkbox"/.test(attrs) && !/checked/.test(attrs))) continue;
+    form[name] = /value="([^"]*)"/.exec(attrs)?.[1] ?? "";
+  }
+  for (const m of html.matchAll(/<select[^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    form[m[1] ?? ""] = /<option value="([^"]*)" selected/.exec(m[2] ?? "")?.[1] ?? "";
+  }
+  return form;
+}
+
+/** Managing keys on the account page (issue 23.2 and 23.6), over HTTP. */
+describe("account page: managing keys", () => {
+  const acct = accountApp(PUBLIC_URL);
+
+  it("edits a key on its own page: the form shows today's settings and saving it as shown changes nothing", async () => {
+    const agent = await acct.signIn("edit@example.test");
+    const id = await createKey(acct, agent, "first name", "30d");
+    const before = (await acct.t.deps.keys.list(undefined)).find((k) => k.id === id);
+    expect(idsOf((await accountPage(agent)).html, "edit")).toEqual([id]);
+    const page = await agent.get(`/account/keys/${id}/edit`);
+    expect(page.status).toBe(200);
+    const fields = formFields(await page.text());
+    expect(fields).toMatchObject({ name: "first name", expires: "keep", remaining: "unlimited", ratelimit: "none" });
+    expect(fields.permission).toBe("vibe.classify");
+    expect((await agent.post(`/account/keys/${id}/update`, fields)).headers.get("location")).toBe(
+      "/account?notice=updated",
+    );
+    expect((await acct.t.deps.keys.list(undefined)).find((k) => k.id === id)).toEqual(before);
+
+    // Renamed, its own limits set, classify taken away, a new expiry.
+    const { permission: _, ...unticked } = fields;
+    const changed = { ...unticked, name: "renamed", remaining: "40", ratelimit: "5/60", expires: "7d" };
+    expect((await agent.post(`/account/keys/${id}/update`, changed)).status).toBe(303);
+    const after = (await acct.t.deps.keys.list(undefined)).find((k) => k.id === id);
+    expect(after).toMatchObject({ name: "renamed", remaining: 40, ratelimit: { limit: 5, durationSec: 60 } });
+    expect(after?.permissions).toEqual([]);
+    const week = Date.parse(after?.expiresAt ?? "") - Date.now();
+    expect(week).toBeGreaterThan(6.9 * 86_400_000);
+    expect(week).toBeLessThanOrEqual(7 * 86_400_000);
+  });
+
+  it("hides revoked keys behind “show all”", async () => {
+    const agent = await acct.signIn("show-all@example.test");
+    const gone = await createKey(acct, agent, "retired key");
+    await createKey(acct, agent, "live key");
+    const { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${gone}/revoke`, { csrf })).status).toBe(303);
+    const page = (await accountPage(agent)).html;
+    expect(page).toContain("live key");
+    expect(page).not.toContain("retired key");
+    expect(page).toContain(
+      '<a href="/account?all=1#keys-title">Show all keys (1 revoked or expired key is hidden)</a>',
+    );
+    const all = await (await agent.get("/account?all=1")).text();
+    expect(all).toContain("retired key");
+    expect(all).toContain("Hide revoked and expired keys");
+  });
+
+  it("a key in a roll offers no roll form: the old key names its replacement, the new one waits for the old", async () => {
+    const agent = await acct.signIn("rolled-twice@example.test");
+    const old = await createKey(acct, agent, "rolling");
+    const { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${old}/roll`, { csrf, grace: "3600" })).status).toBe(303);
+    const fresh = (await acct.t.deps.keys.list(undefined)).find((k) => k.replaces === old);
+    const short = `${fresh?.prefix}…${fresh?.last4}`;
+    const page = (await accountPage(agent)).html;
+    expect(idsOf(page, "roll")).toEqual([]);
+    expect(idsOf(page, "revoke").sort()).toEqual([old, fresh?.id].sort());
+    const oldRoll = await (await agent.get(`/account/keys/${old}/roll`)).text();
+    expect(oldRoll).not.toContain('name="grace"');
+    expect(oldRoll).toContain(`This key was already rolled: its replacement is ${short}`);
+    const freshRoll = await (await agent.get(`/account/keys/${fresh?.id}/roll`)).text();
+    expect(freshRoll).not.toContain('name="grace"');
+    expect(freshRoll).toContain("This key replaced");
+  });
+});
