@@ -63,7 +63,7 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
 
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= new Promise<void>((resolve) => {
+    closing ??= (async () => {
       const began = performance.now();
       drain.begin();
       const force = setTimeout(() => {
@@ -71,15 +71,17 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
         server.closeAllConnections();
       }, config.SHUTDOWN_TIMEOUT_MS);
       force.unref();
+      // Closing the listener resets the connections the kernel has queued but Node has not yet
+      // accepted (a busy event loop can have a whole queue waiting), and a request already sent
+      // on one is lost: a POST is not retried. So the queue is accepted first.
+      await drain.acceptQueued();
       // net.Server's close: stop accepting and call back once the last connection is gone.
       // http.Server's close would also cut every idle keep-alive socket at once (http/drain.ts).
-      NetServer.prototype.close.call(server, () => {
-        clearTimeout(force);
-        logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");
-        server.close(); // nothing left to close: this stops Node's timeout checks
-        resolve();
-      });
-    });
+      await new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      clearTimeout(force);
+      logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");
+      server.close(); // nothing left to close: this stops Node's timeout checks
+    })();
     return closing;
   };
   return { server, port, close };

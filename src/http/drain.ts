@@ -42,6 +42,16 @@ export class Drain {
     }
   }
 
+  /**
+   * Resolves after one whole event-loop turn, whose poll phase accepts every connection the kernel
+   * has queued for the listener by then; called from the SIGTERM handler, which runs mid-turn.
+   */
+  async acceptQueued(): Promise<void> {
+    const turn = () => new Promise((r) => setImmediate(r));
+    await turn(); // the end of this turn
+    await turn(); // a whole next one, poll phase included
+  }
+
   /** Wraps the request listener: while draining, the answer closes its connection. */
   wrap(next: RequestListener): RequestListener {
     return (req, res) => {

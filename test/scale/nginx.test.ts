@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config.js";
+import { advertisedKeepAliveSec } from "../../src/server.js";
 import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
 import { bodyOf, headerOf, rawRequest } from "../helpers/raw-http.js";
@@ -131,3 +134,25 @@ describe.skipIf(!hasNginx || !REDIS_URL)(
     });
   },
 );
+
+// docs/scaling.md "Rolling restarts": idle upstream connections are closed by nginx, never by an app
+// under a request nginx is sending; a POST that reached an app is never sent again.
+describe("deploy/nginx.conf agrees with the apps", () => {
+  const conf = readFileSync(new URL("../../deploy/nginx.conf", import.meta.url), "utf8");
+
+  it("its upstream idle timeout is at most the apps' Keep-Alive header and under their own", () => {
+    const upstream = /upstream almanac \{([^}]*)\}/.exec(conf)?.[1] ?? "";
+    const nginxSec = Number(/^\s*keepalive_timeout (\d+)s;/m.exec(upstream)?.[1]);
+    const appMs = parseConfig({}).KEEP_ALIVE_TIMEOUT_MS;
+    expect(upstream).toMatch(/^\s*keepalive \d+;/m);
+    expect(nginxSec).toBeGreaterThan(0);
+    expect(nginxSec).toBeLessThanOrEqual(advertisedKeepAliveSec(appMs));
+    expect(nginxSec * 1000).toBeLessThan(appMs);
+  });
+
+  it("retries what was never delivered, and never a POST that reached an app", () => {
+    const retries = /^\s*proxy_next_upstream ([^;]*);/m.exec(conf)?.[1]?.split(" ");
+    expect(retries).toEqual(expect.arrayContaining(["error", "timeout", "http_502", "http_503"]));
+    expect(retries).not.toContain("non_idempotent");
+  });
+});

@@ -18,6 +18,8 @@ export class Nginx {
   private constructor(
     private readonly proc: ChildProcess,
     readonly port: number,
+    /** What nginx has written so far (its error log, at `warn`). */
+    readonly log: () => string,
   ) {}
 
   get url(): string {
@@ -51,7 +53,7 @@ export class Nginx {
         "worker_processes 1;",
         `pid ${join(dir, "nginx.pid")};`,
         `error_log ${join(dir, "logs", "error.log")} warn;`,
-        "events { worker_connections 256; }",
+        "events { worker_connections 2048; }",
         "http {",
         "  access_log off;",
         `  client_body_temp_path ${join(dir, "body")};`,
@@ -81,7 +83,7 @@ export class Nginx {
       if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start:\n${log()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return new Nginx(proc, port);
+    return new Nginx(proc, port, log);
   }
 
   async stop(): Promise<void> {
