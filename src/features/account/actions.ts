@@ -19,7 +19,6 @@ const NOTICES: Record<string, Notice> = {
   linked: { kind: "ok", text: "The identity was linked." },
   unlinked: { kind: "ok", text: "The identity was unlinked." },
   signed_out: { kind: "ok", text: "You are signed out." },
-  too_many_codes: { kind: "error", text: "Too many wrong codes. Request a new code." },
 };
 
 const LINK_ERRORS: Record<string, string> = {

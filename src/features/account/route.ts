@@ -220,10 +220,22 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     if (!pending) return { state: { step: "email" } };
     const { notice, ...rest } = pending;
     if (notice) await setPendingSignIn(c, ctx.secret, rest, secure); // say it once
+    // A dead code (expired, or tried too often): the address form again, filled in, to send a new one.
+    if (pending.left <= 0) {
+      const state: SignInStep = { step: "email", email: pending.email };
+      if (notice === "expired")
+        return { state, notice: { kind: "error", text: "That code has expired. Send a new one below." } };
+      if (notice === "too_many")
+        return {
+          state,
+          notice: { kind: "error", text: "Too many wrong codes: that code no longer works. Send a new one below." },
+        };
+      return { state };
+    }
     const state: SignInStep = { step: "code", email: pending.email, left: pending.left };
     if (notice === "wrong") {
       const tries = `${pending.left} ${pending.left === 1 ? "try" : "tries"} left`;
-      return { state, notice: { kind: "error", text: `That code is wrong or has expired. ${tries}.` } };
+      return { state, notice: { kind: "error", text: `That code is wrong. ${tries}.` } };
     }
     if (notice === "resent") return { state, notice: { kind: "ok", text: "A new code is on its way." } };
     return { state };
@@ -285,9 +297,15 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     } catch (err) {
       if (!isAPIError(err) || err.statusCode >= 500) throw err;
       // Post/Redirect/Get here too: a reload never re-posts a code (and spends a try).
-      if (err.body?.code === "TOO_MANY_ATTEMPTS" || left <= 1) {
-        clearPendingSignIn(c, secure);
-        return c.redirect("/account?notice=too_many_codes", 303);
+      const dead =
+        err.body?.code === "OTP_EXPIRED"
+          ? "expired"
+          : err.body?.code === "TOO_MANY_ATTEMPTS" || left <= 1
+            ? "too_many"
+            : undefined;
+      if (dead) {
+        await setPendingSignIn(c, ctx.secret, { email: email.data, left: 0, notice: dead }, secure);
+        return c.redirect("/account", 303);
       }
       await setPendingSignIn(c, ctx.secret, { email: email.data, left: left - 1, notice: "wrong" }, secure);
       return c.redirect("/account", 303);

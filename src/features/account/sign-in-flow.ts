@@ -10,8 +10,9 @@ import type { AppEnv } from "../../http/types.js";
  */
 export interface PendingSignIn {
   email: string;
+  /** Tries left for the code; 0: the code is dead (expired or tried too often), the address stays filled in. */
   left: number;
-  notice?: "wrong" | "resent";
+  notice?: "wrong" | "resent" | "expired" | "too_many";
 }
 
 const COOKIE = "almanac.signin";

@@ -51,7 +51,11 @@ function NoticeBox({ notice }: { notice?: Notice }) {
   );
 }
 
-export type SignInStep = { step: "unavailable" } | { step: "email" } | { step: "code"; email: string; left: number };
+export type SignInStep =
+  | { step: "unavailable" }
+  /** `email`: the address to fill in again (its code died). */
+  | { step: "email"; email?: string }
+  | { step: "code"; email: string; left: number };
 
 export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
   const { state } = props;
@@ -67,7 +71,15 @@ export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
       {state.step === "email" && (
         <form method="post" action="/account/sign-in" class="card">
           <label for="email">E-mail address</label>
-          <input id="email" name="email" type="email" required autocomplete="email" maxlength={254} />
+          <input
+            id="email"
+            name="email"
+            type="email"
+            required
+            autocomplete="email"
+            maxlength={254}
+            value={state.email}
+          />
           <button type="submit">Send me a code</button>
           <p class="hint">We mail you a one-time code. No password needed.</p>
         </form>
