@@ -110,6 +110,10 @@ export function toApiError(err: unknown): ApiError {
 export function renderError(c: Context, err: ApiError): Response {
   const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
   const res = c.json(errorBody(err, requestId), err.status);
+  // RFC 6750 §3: every 401 names the scheme; a key that was sent and refused is an invalid token.
+  if (err.status === 401) {
+    res.headers.set("WWW-Authenticate", err.reason === "INVALID" ? 'Bearer error="invalid_token"' : "Bearer");
+  }
   for (const [k, v] of Object.entries(err.headers ?? {})) res.headers.set(k, v);
   // The refused body may be partly unread: do not reuse the connection.
   if (err.code === "payload_too_large") res.headers.set("Connection", "close");

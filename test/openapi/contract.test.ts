@@ -34,6 +34,17 @@ const json = { "Content-Type": "application/json" };
 const bearer = () => ({ Authorization: `Bearer ${rig.key}` });
 const contact = { name: "Ada", email: "ada@example.com", message: "Hello there, a question about VAT." };
 
+/** Headers of HTTP itself, not of this API: every other header an answer carries must be declared. */
+const PROTOCOL_HEADERS = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
+
+/** The headers `res` carries that `response` does not declare. */
+function undeclared(label: string, res: Response, response: ResponseDoc): string[] {
+  const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
+  return [...res.headers.keys()]
+    .filter((name) => !PROTOCOL_HEADERS.has(name) && !declared.has(name))
+    .map((name) => `${label}: header ${name} not declared`);
+}
+
 /** [method, documented path, url, init, expected status]. */
 const CASES: () => [string, string, string, RequestInit, number][] = () => [
   ["get", "/v1/moon", "/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1", {}, 200],
@@ -106,6 +117,7 @@ describe("/v1/openapi.json is a contract real answers keep", () => {
         continue;
       }
       if (!response.headers?.["X-Request-Id"]) problems.push(`${label}: X-Request-Id not declared`);
+      problems.push(...undeclared(label, res, response));
       if (!response.content?.["application/json"]?.schema) continue;
       const section = doc.paths[path] ? "paths" : "webhooks";
       const pointer = `openapi#/${section}/${path.replaceAll("/", "~1")}/${method}/responses/${res.status}/content/application~1json/schema`;
@@ -120,10 +132,13 @@ describe("/v1/openapi.json is a contract real answers keep", () => {
     const tag = (await rig.t.app.request(path)).headers.get("etag") ?? "";
     const notModified = await rig.t.app.request(path, { headers: { "If-None-Match": tag } });
     expect(notModified.status).toBe(304);
-    expect(doc.paths["/v1/moon"]?.get?.responses["304"]).toBeDefined();
+    const responses = doc.paths["/v1/moon"]?.get?.responses ?? {};
+    expect(responses["304"]).toBeDefined();
+    expect(undeclared("304", notModified, responses["304"] ?? {})).toEqual([]);
     const wrong = await rig.t.app.request("/v1/moon", { method: "DELETE" });
     expect(wrong.status).toBe(405);
-    expect(doc.paths["/v1/moon"]?.get?.responses["405"]).toBeDefined();
+    expect(responses["405"]).toBeDefined();
+    expect(undeclared("405", wrong, responses["405"] ?? {})).toEqual([]);
   });
 
   it("every documented operation is exercised above with a success", () => {

@@ -129,3 +129,53 @@ describe("the Stripe webhook is a webhook, not a client operation (21.4)", () =>
     });
   });
 });
+
+describe("headers (21.3)", () => {
+  type Response = { headers?: Record<string, { $ref?: string }> };
+  const responses = () =>
+    operations().flatMap(({ path, method, op }) =>
+      Object.entries(op.responses as Record<string, Response>).map(([status, r]) => ({
+        where: `${method} ${path} ${status}`,
+        status,
+        r,
+      })),
+    );
+
+  it("X-Request-Id is declared required, on every response", () => {
+    const headers = (doc.components as { headers: Record<string, { required?: boolean }> }).headers;
+    expect(headers["X-Request-Id"]?.required).toBe(true);
+    expect(
+      responses()
+        .filter(({ r }) => !r.headers?.["X-Request-Id"])
+        .map((x) => x.where),
+    ).toEqual([]);
+  });
+
+  it("every 401 declares WWW-Authenticate, every 429 and 503 Retry-After", () => {
+    const missing = responses().filter(
+      ({ status, r }) =>
+        (status === "401" && !r.headers?.["WWW-Authenticate"]) ||
+        ((status === "429" || status === "503") && !r.headers?.["Retry-After"]),
+    );
+    expect(missing.map((x) => x.where)).toEqual([]);
+  });
+
+  it.each([
+    ["no key on a keyed route", "/v1/usage", {}, "Bearer"],
+    ["a malformed header", "/v1/usage", { Authorization: "Basic x" }, "Bearer"],
+    ["a rejected key on a lookup", "/v1/moon", { Authorization: "Bearer alm_nope" }, 'Bearer error="invalid_token"'],
+    [
+      "a rejected key on classify",
+      "/v1/vibe/classify",
+      { Authorization: "Bearer alm_nope" },
+      'Bearer error="invalid_token"',
+    ],
+  ])("%s: 401 with WWW-Authenticate (RFC 6750)", async (_case, path, headers, challenge) => {
+    const init = path.includes("classify")
+      ? { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: '["x"]' }
+      : { headers };
+    const res = await t.app.request(path, init);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe(challenge);
+  });
+});

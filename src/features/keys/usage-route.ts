@@ -66,6 +66,9 @@ const route = createRoute({
   responses: {
     200: {
       description: "The key's usage.",
+      headers: {
+        "Cache-Control": { description: "`no-store`: the figures change with every call.", schema: { type: "string" } },
+      },
       content: { "application/json": { schema: UsageResponse, example: USAGE_EXAMPLE } },
     },
     401: errorResponse("No key, a malformed `Authorization` header, or a rejected key.", {

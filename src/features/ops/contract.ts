@@ -1,3 +1,4 @@
+import { CORS_HEADERS } from "../../http/cors.js";
 import { CACHED_LOOKUPS } from "../../http/http-cache.js";
 import { QUERY_ALIASES } from "../../http/query-aliases.js";
 import { demoTierErrorResponses, demoTierHeaders } from "../shared/responses.js";
@@ -113,6 +114,10 @@ const CACHED_PATHS = new Set(CACHED_LOOKUPS.map((l) => l.path));
 /** Operations no key applies to. */
 const UNAUTHENTICATED = new Set(["/v1/billing/webhook", "/v1/mail/contact"]);
 
+/** `access-control-allow-origin` → `Access-Control-Allow-Origin`. */
+const titleCase = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+
 /** `get` + `/v1/holidays/working-days` → `getHolidaysWorkingDays`. */
 export function operationIdOf(method: string, path: string): string {
   const words = path
@@ -192,11 +197,23 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       schema: { type: "string" },
     },
     Allow: { description: "The methods the path serves.", schema: { type: "string" } },
-    "Access-Control-Allow-Origin": {
-      description: "`*`: any web page may read the answer (no credentials are involved).",
-      schema: { type: "string", const: "*" },
+    "WWW-Authenticate": {
+      description:
+        'RFC 6750: `Bearer` when no usable key was sent, `Bearer error="invalid_token"` when the key was rejected.',
+      schema: { type: "string", pattern: "^Bearer" },
     },
+    // The CORS headers as http/cors.ts sends them on every /v1 answer.
+    ...Object.fromEntries(
+      CORS_HEADERS.map(([name, value]) => [
+        titleCase(name),
+        {
+          description: "CORS: any web page may read the answer (no credentials are involved).",
+          schema: { type: "string", const: value },
+        },
+      ]),
+    ),
   };
+  components.headers["X-Request-Id"] = { ...components.headers["X-Request-Id"], required: true };
   // Integers in headers: the size the server really sends.
   const retry = components.headers["Retry-After"] as { schema: Json };
   retry.schema = { type: "integer", format: "int32", minimum: 1, maximum: 86_400 };
@@ -250,8 +267,10 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       for (const [status, response] of Object.entries(op.responses)) {
         response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
         if (path.startsWith("/v1/"))
-          response.headers["Access-Control-Allow-Origin"] = ref("Access-Control-Allow-Origin");
-        if (status === "429" && !response.headers["Retry-After"]) response.headers["Retry-After"] = ref("Retry-After");
+          for (const [name] of CORS_HEADERS) response.headers[titleCase(name)] = ref(titleCase(name));
+        if ((status === "429" || status === "503") && !response.headers["Retry-After"])
+          response.headers["Retry-After"] = ref("Retry-After");
+        if (status === "401") response.headers["WWW-Authenticate"] = ref("WWW-Authenticate");
       }
     }
   }
