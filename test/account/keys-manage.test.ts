@@ -94,4 +94,24 @@ describe("account page: managing keys", () => {
     expect(freshRoll).not.toContain('name="grace"');
     expect(freshRoll).toContain("This key replaced");
   });
+
+  it("a notice is said once: a reload of /account?notice=created, or a link to it, shows none", async () => {
+    const agent = await acct.signIn("notice-once@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { csrf, name: "noticed" });
+    expect(res.headers.get("location")).toBe("/account?notice=created");
+    expect(await (await agent.follow(res, "/account/keys")).res.text()).toContain("The key was created.");
+    expect(await (await agent.get("/account?notice=created")).text()).not.toContain("The key was created.");
+    expect(await (await agent.get("/account?notice=revoked")).text()).not.toContain("The key was revoked.");
+  });
+
+  it("a key without the classify permission is offered a lookup curl, not a classify call that answers 403", async () => {
+    const agent = await acct.signIn("no-classify@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { csrf, name: "lookups", permissions_offered: "1" });
+    const html = await (await agent.follow(res, "/account/keys")).res.text();
+    const curl = /<code id="new-key-curl">([^<]+)<\/code>/.exec(html)?.[1] ?? "";
+    expect(curl).toMatch(/^curl http:\/\/localhost:8080\/v1\/moon -H (&quot;|")Authorization: Bearer alm_/);
+    expect(curl).not.toContain("classify");
+  });
 });

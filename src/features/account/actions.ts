@@ -6,6 +6,7 @@ import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
 import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
+import { takeNotice } from "./notice-once.js";
 import { configuredProviders } from "./providers.js";
 import { type AccountContext, requireSameOrigin } from "./route.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
@@ -83,7 +84,7 @@ export function registerAccountActions(
 
   app.get("/account", async (c) => {
     const s = await session(c);
-    const notice = NOTICES[c.req.query("notice") ?? ""];
+    const notice = NOTICES[takeNotice(c) ?? ""];
     if (!s) {
       const out = await signedOut(c);
       return c.html(SignInPage({ state: out.state, notice: out.notice ?? notice }));

@@ -141,9 +141,13 @@ function PlanChangeNotice({ keys, plan }: { keys: KeyOverview[]; plan: AccountPl
   );
 }
 
-/** The new key, shown once, autofocused, with a copy button and a ready curl line. */
-export function NewKeyBox({ flash, publicUrl }: { flash: KeyFlash; publicUrl: string }) {
-  const curl = `curl -X POST ${publicUrl}/v1/vibe/classify -H "Authorization: Bearer ${flash.key}" -H "Content-Type: application/json" -d '["What a lovely day"]'`;
+/** The new key, shown once, autofocused, with a copy button and a ready curl line it is allowed to run. */
+export function NewKeyBox(props: { flash: KeyFlash; publicUrl: string; classify: boolean }) {
+  const { flash, publicUrl } = props;
+  // A key without the classify permission would get 403 there: it is offered a lookup instead.
+  const curl = props.classify
+    ? `curl -X POST ${publicUrl}/v1/vibe/classify -H "Authorization: Bearer ${flash.key}" -H "Content-Type: application/json" -d '["What a lovely day"]'`
+    : `curl ${publicUrl}/v1/moon -H "Authorization: Bearer ${flash.key}"`;
   return (
     <section class="card created" aria-labelledby="created-title">
       <h2 id="created-title">

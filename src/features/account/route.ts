@@ -11,6 +11,7 @@ import type { Auth, MailOutcome } from "./auth.js";
 import { isSameOriginRequest } from "./csrf.js";
 import { asApiError, authHeaders, field, formBody, pageHeaders } from "./http.js";
 import { isKnownBrowser, knownBrowserCookie } from "./known-browser.js";
+import { markNotice } from "./notice-once.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
 import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
@@ -121,6 +122,10 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   /** The cookie that marks this browser as known for `address` after a completed sign-in. */
   const rememberBrowser = (c: Context<AppEnv>, address: string) =>
     knownBrowserCookie(c, deps.config.PUBLIC_URL, ctx.secret, address);
+
+  // Before any handler: a redirect to /account?notice=… marks the notice to be said once.
+  app.use("/account/*", markNotice);
+  app.use("/api/auth/*", markNotice);
 
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
     const sub = c.req.path.slice("/api/auth".length);

@@ -162,7 +162,13 @@ export function AccountPage(v: AccountView) {
         </form>
       </div>
       <NoticeBox notice={v.notice} />
-      {v.flash && <NewKeyBox flash={v.flash} publicUrl={v.publicUrl} />}
+      {v.flash && (
+        <NewKeyBox
+          flash={v.flash}
+          publicUrl={v.publicUrl}
+          classify={v.keys.find((k) => k.id === v.flash?.id)?.permissions.includes(v.permission) ?? true}
+        />
+      )}
       <KeysSection keys={v.keys} csrf={v.csrf} plan={v.plan} permission={v.permission} showAll={v.showAll} />
       <section aria-labelledby="ids-title">
         <h2 id="ids-title">Linked identities</h2>
