@@ -62,7 +62,7 @@ export const HolidaysQuery = z.object({
   region,
   year: intParam(1900, 2199)
     .optional()
-    .openapi({ ...q("year"), example: "2024", description: "1900–2199; default: the current year." }),
+    .openapi({ ...q("year"), example: 2024, description: "1900–2199; default: the current year." }),
   types,
 });
 
@@ -80,7 +80,7 @@ export const WorkingDaysQuery = z.object({
     .openapi({ ...q("date"), example: "2024-12-24", description: "Default: today in the country's time zone." }),
   add: intParam(-1000, 1000)
     .optional()
-    .openapi({ ...q("add"), example: "3", description: "Working days to add (negative: subtract), −1000 to 1000." }),
+    .openapi({ ...q("add"), example: 3, description: "Working days to add (negative: subtract), −1000 to 1000." }),
   count: listOf(DAY_OFF_RULES)
     .optional()
     .openapi({

@@ -22,7 +22,7 @@ export const MoonQuery = z
       .optional()
       .openapi({
         ...q("phases"),
-        example: "4",
+        example: 4,
         description: "How many upcoming principal phases to list (1–12, default 4).",
       }),
   })

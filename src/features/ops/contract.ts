@@ -30,17 +30,6 @@ const TAGS = [
 ];
 const ERROR = { $ref: "#/components/schemas/ErrorResponse" };
 
-/**
- * What the lookups' query parameters really are. The validators read strings (every query value
- * is one) and parse them; the document says what they accept: numbers with their ranges, dates as dates.
- */
-const QUERY_TYPES: Record<string, Json> = {
-  lat: { type: "number", minimum: -90, maximum: 90 },
-  lon: { type: "number", minimum: -180, maximum: 180 },
-  phases: { type: "integer", minimum: 1, maximum: 12 },
-  year: { type: "integer", minimum: 1900, maximum: 2199 },
-  add: { type: "integer", minimum: -1000, maximum: 1000 },
-};
 const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
 
 /**
@@ -70,11 +59,6 @@ function typedParameter(path: string, p: Json): Json {
   if (p.in !== "query") return p;
   const schema = p.schema as Json & { example?: unknown };
   const name = String(p.name);
-  const typed = QUERY_TYPES[name];
-  if (typed) {
-    const example = schema.example === undefined ? undefined : Number(schema.example);
-    return { ...p, schema: { description: schema.description, ...typed, ...(example !== undefined && { example }) } };
-  }
   if (name === "date") {
     const { pattern: _pattern, ...rest } = schema;
     return {

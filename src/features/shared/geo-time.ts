@@ -10,16 +10,25 @@ export { LocalToday, TimeZones } from "./zones.js";
  * them): latitude, longitude, IANA zone, a calendar date or instant, and the local civil day.
  */
 
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+/** A decimal number, in exponent form too (`1e-7`, as JavaScript writes small numbers). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-const degrees = (min: number, max: number, example: string) =>
-  z
-    .string()
-    .trim()
-    .regex(DECIMAL, "must be a decimal number of degrees")
-    .transform(Number)
-    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`)
-    .openapi({ example, description: `Decimal degrees, ${min} to ${max}.` });
+/**
+ * A query string read as a number when `shape` matches it (the rest stays a string and fails the
+ * number schema with its message). The schema is the document's: type, range and example come
+ * from it (@hono/zod-openapi documents a preprocess by its output schema).
+ */
+const numberFrom = <T extends z.ZodType>(shape: RegExp, schema: T) =>
+  z.preprocess((v) => (typeof v === "string" && shape.test(v.trim()) ? Number(v.trim()) : v), schema);
+
+const degrees = (min: number, max: number, example: number) =>
+  numberFrom(
+    DECIMAL,
+    z
+      .number({ error: "must be a decimal number of degrees" })
+      .min(min, `must be between ${min} and ${max}`)
+      .max(max, `must be between ${min} and ${max}`),
+  ).openapi({ example, description: `Decimal degrees, ${min} to ${max} (exponent form such as 1e-7 accepted).` });
 
 const TZ_INVALID = "must be an IANA time zone such as Europe/London";
 const DATE_INVALID = "must be a date YYYY-MM-DD or an ISO 8601 date-time, years 1000 to 2999";
@@ -30,17 +39,19 @@ export const dateTzErrorExamples = {
   tz: { code: "invalid_body", message: `query parameter "tz" is invalid: ${TZ_INVALID}` },
 };
 
-export const latitudeParam = degrees(-90, 90, "51.4769");
-export const longitudeParam = degrees(-180, 180, "-0.0005");
+export const latitudeParam = degrees(-90, 90, 51.4769);
+export const longitudeParam = degrees(-180, 180, -0.0005);
 
 /** A whole number within [min, max], from a query string. */
 export const intParam = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^[+-]?\d+$/, "must be a whole number")
-    .transform(Number)
-    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`);
+  numberFrom(
+    /^[+-]?\d+$/,
+    z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(min, `must be between ${min} and ${max}`)
+      .max(max, `must be between ${min} and ${max}`),
+  );
 
 /** The canonical name of an IANA zone (`europe/london` → `Europe/London`), or null. */
 export function canonicalZone(name: string): string | null {

@@ -1,0 +1,72 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestApp, testApp } from "../helpers/app.js";
+
+/**
+ * The numeric query parameters: their types and ranges are the Zod schemas' (no hand table), and
+ * document and server agree on the same values, exponent form included (21.1, 21.6).
+ */
+
+type Parameter = { in: string; name: string; schema: Record<string, unknown> };
+type Doc = { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
+
+let t: TestApp;
+let doc: Doc;
+const ajv = new Ajv2020({ strict: false });
+beforeAll(async () => {
+  t = await testApp();
+  doc = (await (await t.app.request("/v1/openapi.json")).json()) as Doc;
+});
+afterAll(() => t.close());
+
+const param = (path: string, name: string) => doc.paths[path]?.get?.parameters?.find((p) => p.name === name);
+
+/** A query value as the number JSON would read it, else the string (which a number schema refuses). */
+const asJson = (value: string) => (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value) ? Number(value) : value);
+
+describe("numeric query parameters", () => {
+  it.each([
+    ["/v1/moon", "lat", { type: "number", minimum: -90, maximum: 90 }],
+    ["/v1/sun", "lon", { type: "number", minimum: -180, maximum: 180 }],
+    ["/v1/moon", "phases", { type: "integer", minimum: 1, maximum: 12 }],
+    ["/v1/holidays", "year", { type: "integer", minimum: 1900, maximum: 2199 }],
+    ["/v1/holidays/working-days", "add", { type: "integer", minimum: -1000, maximum: 1000 }],
+  ])("%s %s is documented as %j, with a number example", (path, name, shape) => {
+    const p = param(path, name);
+    expect(p?.schema).toMatchObject(shape);
+    expect(typeof p?.schema.example).toBe("number");
+  });
+
+  it("exponent form, as JavaScript writes small numbers (String(1e-7)), is accepted", async () => {
+    const res = await t.app.request(`/v1/sun?lat=${1e-7}&lon=${-1.5e-7}&date=2024-06-21`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { location: { lat: number; lon: number } }).location).toEqual({
+      lat: 1e-7,
+      lon: -1.5e-7,
+    });
+  });
+
+  it.each([
+    ["lat", "1e-7"],
+    ["lat", "5.15E1"],
+    ["lat", "-90"],
+    ["lat", "90.0"],
+    ["lat", "91"],
+    ["lat", "9e1"],
+    ["lat", "9.1e1"],
+    ["lat", "1e309"],
+    ["lat", "north"],
+    ["lat", ""],
+    ["phases", "3"],
+    ["phases", "0"],
+    ["phases", "13"],
+    ["phases", "2.5"],
+    ["phases", "many"],
+  ])("moon %s=%s: the document and the server agree", async (name, value) => {
+    const schema = param("/v1/moon", name)?.schema ?? {};
+    const documented = ajv.validate(schema, asJson(value));
+    const other = name === "lat" ? "&lon=0" : "";
+    const res = await t.app.request(`/v1/moon?date=2024-01-25&${name}=${encodeURIComponent(value)}${other}`);
+    expect(res.status === 200, `document says ${documented}, server ${res.status}`).toBe(documented);
+  });
+});
