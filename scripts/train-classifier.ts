@@ -20,6 +20,8 @@ import { fileURLToPath } from "node:url";
 import { DENSE, featureBuffer, featurize } from "../src/adapters/classifier/features.js";
 import { CLASSES, calibrated, type LinearModel, logits } from "../src/adapters/classifier/linear-model.js";
 import { encodeModel, MODEL_NAME, MODEL_VERSION } from "../src/adapters/classifier/model-file.js";
+import { readFlag } from "../src/adapters/classifier/readable.js";
+import { UNREADABLE_SCORES } from "../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../src/adapters/classifier/vader.js";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { CORPORA, type Corpus, type Example, loadCorpora, rng, sentimentDir } from "./train-data.js";
@@ -256,11 +258,20 @@ function calibrate(
   model.bias = [b0, 0, b2];
 }
 
-function probabilities(model: LinearModel, store: Store, rows: readonly number[], sparse: boolean): Float64Array {
+/** What the served model answers: calibrated probabilities, or UNREADABLE_SCORES for a flagged text. */
+function probabilities(
+  model: LinearModel,
+  store: Store,
+  examples: readonly Example[],
+  rows: readonly number[],
+  sparse: boolean,
+): Float64Array {
   const out = rawLogits(model, store, rows, sparse);
-  for (let k = 0; k < rows.length; k++) {
+  const u = UNREADABLE_SCORES;
+  for (const [k, r] of rows.entries()) {
     const z = out.subarray(k * 3, k * 3 + 3);
-    calibrated(model, z);
+    if (readFlag((examples[r] as Example).text)) z.set([u.positive, u.neutral, u.negative]);
+    else calibrated(model, z);
   }
   return out;
 }
@@ -385,7 +396,7 @@ function main() {
       );
       const rows = evalRows((e) => e.corpus === held);
       const ex = rows.map((r) => evalExamples[r] as Example);
-      const p = probabilities(model, evalStore(v.bits), rows, v.sparse);
+      const p = probabilities(model, evalStore(v.bits), evalExamples, rows, v.sparse);
       const row = {
         heldOut: held,
         model: score(p, ex),
@@ -410,7 +421,7 @@ function main() {
       return [
         c,
         {
-          model: score(probabilities(model, evalStore(SHIPPED.bits), rows, true), ex),
+          model: score(probabilities(model, evalStore(SHIPPED.bits), evalExamples, rows, true), ex),
           vader: score(pick(vader, rows), ex),
         },
       ];
