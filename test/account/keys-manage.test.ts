@@ -114,4 +114,26 @@ describe("account page: managing keys", () => {
     expect(curl).toMatch(/^curl http:\/\/localhost:8080\/v1\/moon -H (&quot;|")Authorization: Bearer alm_/);
     expect(curl).not.toContain("classify");
   });
+
+  it("each key's row has a 30-day chart of its calls per day, as SVG with a title that says it in words", async () => {
+    const agent = await acct.signIn("chart@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { csrf, name: "charted" });
+    const key = /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(
+      await (await agent.follow(res, "/account/keys")).res.text(),
+    )?.[1];
+    for (let i = 0; i < 3; i++) {
+      const call = await acct.t.app.request("/v1/moon", { headers: { Authorization: `Bearer ${key}` } });
+      expect(call.status).toBe(200);
+    }
+    const html = (await accountPage(agent)).html;
+    const svg = /<svg class="chart" role="img" aria-labelledby="([^"]+)"[\s\S]*?<\/svg>/.exec(html);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(svg?.[0]).toContain(`<title id="${svg?.[1]}">Calls per day from `);
+    expect(svg?.[0]).toContain(`to ${today}: 3 in all, at most 3 on ${today}.</title>`);
+    const bars = [...(svg?.[0] ?? "").matchAll(/<rect [^>]*height="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(bars).toHaveLength(30);
+    expect(bars.at(-1)).toBe(40); // today, the busiest day, full height
+    expect(bars.slice(0, -1).every((h) => h === 0)).toBe(true);
+  });
 });

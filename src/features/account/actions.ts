@@ -59,6 +59,7 @@ export function registerAccountActions(
   ) {
     const keys = await deps.accountKeys.overview(s.user.id);
     const plan = await deps.accountKeys.accountPlan(s.user.id, s.user.email);
+    const daily = await deps.usage.daily(keys.map((k) => k.id));
     const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));
     const { auth } = await loadAuth();
     const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });
@@ -77,6 +78,7 @@ export function registerAccountActions(
       identities,
       providers,
       showAll: c.req.query("all") === "1",
+      daily,
       ...{ plan, flash, publicUrl: deps.config.PUBLIC_URL, permission: deps.config.KEY_PERMISSION },
     };
     return c.html(AccountPage({ ...view, ...extra }), status);

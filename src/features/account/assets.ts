@@ -55,6 +55,8 @@ a.button { display: inline-flex; align-items: center; justify-content: center; p
   border: 1px solid var(--accent); text-decoration: none; }
 th[scope="row"] .key-name { display: block; } th[scope="row"] code, th[scope="row"] .muted { display: block; font-weight: 400; }
 dl.facts { margin: 0; font-size: .9rem; } dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0 0 .25rem; }
+svg.chart { display: block; margin-bottom: .25rem; } svg.chart rect { fill: var(--accent); }
+svg.chart line { stroke: var(--muted); stroke-width: 1; }
 div.actions { display: flex; flex-direction: column; align-items: stretch; gap: .5rem; }
 .form-actions { display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; margin-top: .75rem; }
 .form-actions button { margin: 0; }

@@ -1,5 +1,6 @@
 import type { AccountPlan, KeyOverview } from "../keys/account-keys.js";
 import type { KeyFlash } from "./flash.js";
+import { type DailyUsage, UsageChart } from "./usage-chart.jsx";
 import { Layout } from "./views.jsx";
 
 /** Times as `2026-11-22 23:40 UTC`, in a `<time>` with the exact instant. */
@@ -58,7 +59,7 @@ function Status({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
   );
 }
 
-function KeyRow({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
+function KeyRow({ k, all, daily }: { k: KeyOverview; all: KeyOverview[]; daily?: DailyUsage }) {
   const id = encodeURIComponent(k.id);
   return (
     <tr>
@@ -70,6 +71,7 @@ function KeyRow({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
         <Status k={k} all={all} />
       </td>
       <td data-label="Use">
+        {daily && <UsageChart usage={daily} id={k.id} />}
         <dl class="facts">
           <dt>Last used</dt>
           <dd>
@@ -176,6 +178,11 @@ export function NewKeyBox(props: { flash: KeyFlash; publicUrl: string; classify:
   );
 }
 
+const dailyOf = (d: { from: string; perDay: Map<string, number[]> }, id: string): DailyUsage | undefined => {
+  const counts = d.perDay.get(id);
+  return counts && { from: d.from, counts };
+};
+
 /** Revoked and expired keys wait behind "show all"; a used-up key stays in view (it can be edited back). */
 const retired = (k: KeyOverview) => k.status === "revoked" || k.status === "expired";
 
@@ -186,6 +193,8 @@ export function KeysSection(v: {
   permission: string;
   /** `?all=1`: revoked and expired keys too. */
   showAll: boolean;
+  /** Charged calls per day over 30 days, per key id. */
+  daily: { from: string; perDay: Map<string, number[]> };
 }) {
   const active = v.keys.filter((k) => k.status === "active" && !k.rolledAt).length;
   const hidden = v.keys.filter(retired).length;
@@ -215,7 +224,7 @@ export function KeysSection(v: {
             </thead>
             <tbody>
               {shown.map((k) => (
-                <KeyRow k={k} all={v.keys} />
+                <KeyRow k={k} all={v.keys} daily={dailyOf(v.daily, k.id)} />
               ))}
             </tbody>
           </table>

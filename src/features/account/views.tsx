@@ -143,6 +143,8 @@ export interface AccountView {
   providers: LinkProvider[];
   /** `?all=1`: revoked and expired keys are listed too. */
   showAll: boolean;
+  /** Charged calls per UTC day over 30 days, per key (the chart in each row). */
+  daily: { from: string; perDay: Map<string, number[]> };
   notice?: Notice;
 }
 
@@ -169,7 +171,14 @@ export function AccountPage(v: AccountView) {
           classify={v.keys.find((k) => k.id === v.flash?.id)?.permissions.includes(v.permission) ?? true}
         />
       )}
-      <KeysSection keys={v.keys} csrf={v.csrf} plan={v.plan} permission={v.permission} showAll={v.showAll} />
+      <KeysSection
+        keys={v.keys}
+        csrf={v.csrf}
+        plan={v.plan}
+        permission={v.permission}
+        showAll={v.showAll}
+        daily={v.daily}
+      />
       <section aria-labelledby="ids-title">
         <h2 id="ids-title">Linked identities</h2>
         {v.identities.length === 0 ? (

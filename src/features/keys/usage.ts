@@ -106,6 +106,31 @@ export class UsageCounter {
     return out;
   }
 
+  /**
+   * Charged calls per UTC day over the last `days` days, today last, per key: `from` is the first
+   * day (`2026-10-27`), `perDay` has `days` entries (account page chart).
+   */
+  async daily(keyIds: string[], days = 30): Promise<{ from: string; perDay: Map<string, number[]> }> {
+    await this.flush();
+    const today = Date.parse(`${this.now().toISOString().slice(0, 10)}T00:00:00Z`);
+    const from = new Date(today - (days - 1) * 24 * HOUR_MS).toISOString().slice(0, 10);
+    const perDay = new Map(keyIds.map((id) => [id, new Array<number>(days).fill(0)]));
+    if (keyIds.length === 0) return { from, perDay };
+    const rows = await this.db
+      .selectFrom("key_usage")
+      .select(["key_id", "hour", "count"])
+      .where("key_id", "in", keyIds)
+      .where("hour", ">=", `${from}T00`)
+      .execute();
+    const first = Date.parse(`${from}T00:00:00Z`);
+    for (const r of rows) {
+      const day = Math.floor((Date.parse(`${r.hour.slice(0, 10)}T00:00:00Z`) - first) / (24 * HOUR_MS));
+      const counts = perDay.get(r.key_id);
+      if (counts && day >= 0 && day < days) counts[day] = (counts[day] ?? 0) + Number(r.count);
+    }
+    return { from, perDay };
+  }
+
   async close(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
