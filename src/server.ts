@@ -73,8 +73,8 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
       force.unref();
       // Closing the listener resets the connections the kernel has queued but Node has not yet
       // accepted (a busy event loop can have a whole queue waiting), and a request already sent
-      // on one is lost: a POST is not retried. So the queue is accepted first.
-      await drain.acceptQueued();
+      // on one is lost: a POST is not retried. So it closes once a turn has accepted none.
+      await drain.acceptQueueEmpty(server);
       // net.Server's close: stop accepting and call back once the last connection is gone.
       // http.Server's close would also cut every idle keep-alive socket at once (http/drain.ts).
       await new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
