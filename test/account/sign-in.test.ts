@@ -19,6 +19,18 @@ describe("e-mail sign-in", () => {
     expect(html).toContain("ada@example.test");
   });
 
+  it("the sign-in mail carries a link back to the page at PUBLIC_URL (never the request's Host)", async () => {
+    const agent = new FormAgent(acct.t.app, "http://evil.example");
+    const before = acct.smtp.messages.length;
+    await acct.agent().post("/account/sign-in", { email: "link@example.test" });
+    await agent.post("/account/sign-in", { email: "link2@example.test" }); // refused or not: no foreign link
+    const mail = await acct.smtp.waitForMessage(
+      (m) => m.to.includes("link@example.test") && acct.smtp.messages.indexOf(m) >= before,
+    );
+    expect(mail.text).toContain(`Enter it on the sign-in page: ${PUBLIC_URL}/account\n`);
+    expect(acct.smtp.messages.some((m) => m.text.includes("evil.example"))).toBe(false);
+  });
+
   it("sets the session cookie HttpOnly, SameSite=Lax, Path=/ and (on plain http) without Secure", async () => {
     const agent = acct.agent();
     const code = await requestCode(agent, acct.smtp, "cookie@example.test");

@@ -64,12 +64,14 @@ function codeTries(limiter: RateLimiter) {
   });
 }
 
-function otpMail(code: string) {
+/** The code, and a link back to the page that asks for it (PUBLIC_URL's: never the request's Host). */
+function otpMail(code: string, publicUrl: string) {
   const minutes = OTP_EXPIRES_SEC / 60;
   return {
     subject: "Your Almanac sign-in code",
     text:
       `Your Almanac sign-in code is ${code}\n\n` +
+      `Enter it on the sign-in page: ${publicUrl}/account\n\n` +
       `It expires in ${minutes} minutes and works once. If you did not ask for it, ignore this mail.\n`,
   };
 }
@@ -142,7 +144,7 @@ export function authOptions(deps: AuthDeps) {
           const lane = deps.mail();
           if (!lane) throw new APIError("SERVICE_UNAVAILABLE", { message: "Sign-in is unavailable." });
           if (type !== "sign-in") throw new APIError("BAD_REQUEST", { message: "Only sign-in codes are sent." });
-          const sent = await lane.send({ to: email, ...otpMail(otp) });
+          const sent = await lane.send({ to: email, ...otpMail(otp, config.PUBLIC_URL) });
           if (!sent.ok) {
             logger.warn({ reason: sent.reason }, "sign-in code mail refused");
             const outcome = deps.mailOutcome.getStore();
