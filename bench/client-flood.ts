@@ -1,0 +1,68 @@
+/**
+ * `npm run bench:clients`: what 100,000 distinct clients cost the server (issue 25.3). Almanac on its
+ * embedded defaults behind one trusted proxy hop (TRUST_PROXY=1) answers N counted demo-tier GETs,
+ * first all from one client, then each from a client of its own (distinct IPv4 addresses, then
+ * distinct IPv6 /64s). Reported: the server's RSS growth over each phase and its CPU time per
+ * request, so the limiter decision for a new client can be compared with a repeat client's.
+ * A measurement, never a pass/fail test. BENCH_CLIENTS sets N (default 100000).
+ */
+import http from "node:http";
+import { cpuMs, rssMb } from "./procs.js";
+import { startAlmanac } from "./servers.js";
+
+const N = Number(process.env.BENCH_CLIENTS ?? 100_000);
+const CONCURRENCY = 64;
+const PATH = "/v1/moon?date=2024-01-25";
+
+const v4 = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+const v6 = (i: number) => `2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`;
+
+async function flood(url: string, clientOf: (i: number) => string): Promise<Record<number, number>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const statuses: Record<number, number> = {};
+  let next = 0;
+  const one = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.get(`${url}${PATH}`, { agent, headers: { "X-Forwarded-For": clientOf(i) } }, (res) => {
+        statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+        res.resume();
+        res.on("end", resolve);
+      });
+      req.on("error", reject);
+    });
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < N) await one(next++);
+    }),
+  );
+  agent.destroy();
+  return statuses;
+}
+
+const server = await startAlmanac({ env: { TRUST_PROXY: "1" } });
+const pid = server.child.pid;
+const rows: string[] = [];
+try {
+  await flood(server.url, () => "192.0.2.1"); // warm-up: JIT, caches, the answer cache
+  const phases: [string, (i: number) => string][] = [
+    ["one client", () => "192.0.2.2"],
+    ["distinct IPv4 clients", v4],
+    ["distinct IPv6 /64s", v6],
+  ];
+  for (const [name, clientOf] of phases) {
+    const rss0 = rssMb(pid);
+    const cpu0 = cpuMs(pid);
+    const statuses = await flood(server.url, clientOf);
+    const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / N;
+    const grew = rssMb(pid) - rss0;
+    rows.push(
+      `| ${name} | ${N.toLocaleString("en")} | ${grew.toFixed(1)} MB | ${cpuUs.toFixed(0)} µs | ${JSON.stringify(statuses)} |`,
+    );
+  }
+} finally {
+  await server.close();
+}
+console.log(`Node ${process.version}, embedded limiter (limits.db), TRUST_PROXY=1, ${CONCURRENCY} connections\n`);
+console.log("| clients | requests | server RSS growth | server CPU per request | statuses |");
+console.log("| --- | ---: | ---: | ---: | --- |");
+for (const row of rows) console.log(row);
