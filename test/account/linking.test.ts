@@ -107,4 +107,27 @@ describe("linking an OIDC identity (real oidc-provider on 127.0.0.1)", () => {
     expect((await again.post("/account/verify", { email: "bea@example.test", code })).status).toBe(303);
     expect(await (await again.get("/account")).text()).toContain("idp-bea");
   });
+
+  it("signs in directly with a linked identity from the sign-in page; an unlinked one is told to start by e-mail", async () => {
+    idp.setUser({ sub: "idp-cy", email: "cy@idp.example" });
+    await link(await acct.signIn("cy@example.test"));
+    const fresh = acct.agent();
+    expect(await (await fresh.get("/account")).text()).toContain('action="/account/sign-in-with/oidc"');
+    const started = await fresh.post("/account/sign-in-with/oidc", {});
+    expect(started.status).toBe(303);
+    const { res, url } = await fresh.follow(started, "/account/sign-in-with/oidc");
+    expect(url).toBe(`${PUBLIC_URL}/account`);
+    const html = await res.text();
+    expect(html).toContain("Your account");
+    expect(html).toContain("cy@example.test");
+
+    idp.setUser({ sub: "idp-stranger", email: "stranger@idp.example" });
+    const stranger = acct.agent();
+    const tried = await stranger.follow(
+      await stranger.post("/account/sign-in-with/oidc", {}),
+      "/account/sign-in-with/oidc",
+    );
+    expect(stranger.cookie("almanac.session_token")).toBeUndefined();
+    expect(await tried.res.text()).toContain("No account has this identity linked yet.");
+  });
 });

@@ -123,5 +123,11 @@ describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
     expect(await page.getByLabel("E-mail address").count()).toBe(1);
     await shot("08-signed-out");
     expect((await page.context().cookies()).some((c) => c.name === "almanac.session_token")).toBe(false);
+
+    // Back in directly with the linked identity (issue 23.3): one button, the IdP round trip, the account.
+    await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
+    await page.getByRole("heading", { name: "Your account" }).waitFor();
+    expect(await page.getByText("grace@example.test").count()).toBe(1);
+    await shot("09-signed-in-with-idp");
   });
 });

@@ -22,6 +22,14 @@ const NOTICES: Record<string, Notice> = {
   signed_out: { kind: "ok", text: "You are signed out." },
 };
 
+/** Why a direct sign-in with an identity provider came back without a session (`?error=` from better-auth). */
+const PROVIDER_SIGN_IN_ERRORS: Record<string, string> = {
+  account_not_linked:
+    "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
+  signup_disabled:
+    "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
+};
+
 const LINK_ERRORS: Record<string, string> = {
   account_already_linked_to_different_user: "That identity is already linked to another account.",
 };
@@ -89,7 +97,12 @@ export function registerAccountActions(
     const notice = NOTICES[takeNotice(c) ?? ""];
     if (!s) {
       const out = await signedOut(c);
-      return c.html(SignInPage({ state: out.state, notice: out.notice ?? notice }));
+      const error = c.req.query("error");
+      const failed: Notice | undefined =
+        error === undefined
+          ? undefined
+          : { kind: "error", text: PROVIDER_SIGN_IN_ERRORS[error] ?? "Signing in did not complete. Try again." };
+      return c.html(SignInPage({ state: out.state, notice: failed ?? out.notice ?? notice, providers }));
     }
     const linkError = c.req.query("error");
     if (linkError !== undefined) {
@@ -101,6 +114,26 @@ export function registerAccountActions(
 
   // keys: create / roll / revoke live in keys-actions.ts (plans, PRG, confirmation pages).
   registerKeyActions(app, ctx, { guard, session });
+
+  // Sign in with an identity already linked to an account (new accounts start with an e-mail code:
+  // the providers are configured with sign-up off, so an unlinked identity comes back with ?error=).
+  app.post("/account/sign-in-with/:provider", async (c) => {
+    requireSameOrigin(c, ctx);
+    const provider = providers.find((p) => p.id === c.req.param("provider"));
+    if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    const { auth } = await loadAuth();
+    const { headers, response } = await auth.api.signInSocial({
+      body: {
+        provider: provider.id as "github",
+        callbackURL: "/account",
+        errorCallbackURL: "/account",
+        disableRedirect: true,
+      },
+      headers: authHeaders(c),
+      returnHeaders: true,
+    });
+    return seeOther(response.url ?? "/account", headers);
+  });
 
   app.post("/account/link/:provider", async (c) => {
     await guard(c);

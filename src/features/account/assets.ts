@@ -23,6 +23,7 @@ p, pre, code, dd { overflow-wrap: anywhere; }
   td::before { content: attr(data-label); display: block; color: var(--muted); font-size: .85rem; }
 }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
+.providers { margin-top: 1rem; } .providers h2 { font-size: 1.05rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; max-width: 32rem; }
 .created { max-width: none; border-color: var(--accent); margin-bottom: 1rem; } .card h2 { margin-top: 0; }
 label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }

@@ -57,7 +57,7 @@ export type SignInStep =
   | { step: "email"; email?: string }
   | { step: "code"; email: string; left: number };
 
-export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
+export function SignInPage(props: { state: SignInStep; notice?: Notice; providers?: LinkProvider[] }) {
   const { state } = props;
   return (
     <Layout title="Sign in">
@@ -83,6 +83,19 @@ export function SignInPage(props: { state: SignInStep; notice?: Notice }) {
           <button type="submit">Send me a code</button>
           <p class="hint">We mail you a one-time code. No password needed.</p>
         </form>
+      )}
+      {state.step === "email" && (props.providers?.length ?? 0) > 0 && (
+        <section aria-labelledby="idp-title" class="card providers">
+          <h2 id="idp-title">Or with an identity you linked</h2>
+          {props.providers?.map((p) => (
+            <form method="post" action={`/account/sign-in-with/${p.id}`} class="inline">
+              <button type="submit" class="secondary">
+                Sign in with {p.name}
+              </button>
+            </form>
+          ))}
+          <p class="hint">New here? Start with your e-mail address; link the identity once you are in.</p>
+        </section>
       )}
       {state.step === "code" && (
         <>
