@@ -174,6 +174,10 @@ describe("the contact body the document describes is the one the server enforces
     [{ name: "Ada\nBcc: x@evil.example", email: "ada@example.com", message: "Hi" }, false],
     [{ name: "Ada", email: "ada@localhost", message: "Hi" }, false],
     [{ name: "Ada", email: ".ada@example.com", message: "Hi" }, false],
+    [{ name: "Ada", email: "a@b-.com", message: "Hi" }, true],
+    [{ name: "Ada", email: "ada@exa_mple.com", message: "Hi" }, false],
+    [{ name: "Ada", email: "ada+tag@sub.example.co.uk", message: "Hi" }, true],
+    [{ name: "Ada", email: `${"a".repeat(64)}@${"b".repeat(63)}.com`, message: "Hi" }, true],
     [{ name: "Ada", email: "ada@example.com", subject: "", message: "Hi" }, false],
     [{ name: "Ada", email: "ada@example.com", message: "" }, false],
   ])("%j: document and server agree (valid: %s)", async (body, valid) => {

@@ -70,3 +70,31 @@ describe("numeric query parameters", () => {
     expect(res.status === 200, `document says ${documented}, server ${res.status}`).toBe(documented);
   });
 });
+
+describe("date on moon and sun (21.6)", () => {
+  it.each(["/v1/moon", "/v1/sun"])("%s: a string with a pattern and the year range, not an anyOf", (path) => {
+    const schema = param(path, "date")?.schema ?? {};
+    expect(schema).toMatchObject({ type: "string", pattern: expect.any(String) });
+    expect(schema.anyOf).toBeUndefined();
+    expect(String(schema.description)).toContain("years 1000 to 2999");
+  });
+
+  // Not here: a well-formed day that does not exist (2024-02-30): the server refuses it, a pattern cannot.
+  it.each([
+    "2024-01-25",
+    "2024-01-25T12:00:00Z",
+    "2024-01-25T12:00",
+    "2024-01-25T12:00:00.123+05:30",
+    "1000-01-01",
+    "2999-12-31",
+    "0999-12-31",
+    "3000-01-01",
+    "24.01.2024",
+    "2024-01-25 12:00",
+    "tomorrow",
+  ])("moon date=%s: the document and the server agree", async (value) => {
+    const documented = ajv.validate(param("/v1/moon", "date")?.schema ?? {}, value);
+    const res = await t.app.request(`/v1/moon?date=${encodeURIComponent(value)}`);
+    expect(res.status === 200, `document says ${documented}, server ${res.status}`).toBe(documented);
+  });
+});

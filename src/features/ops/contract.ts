@@ -59,14 +59,9 @@ function typedParameter(path: string, p: Json): Json {
   if (p.in !== "query") return p;
   const schema = p.schema as Json & { example?: unknown };
   const name = String(p.name);
-  if (name === "date") {
+  if (name === "date" && DATE_ONLY.has(path)) {
     const { pattern: _pattern, ...rest } = schema;
-    return {
-      ...p,
-      schema: DATE_ONLY.has(path)
-        ? { ...rest, format: "date" }
-        : { ...rest, anyOf: [{ format: "date" }, { format: "date-time" }] },
-    };
+    return { ...p, schema: { ...rest, format: "date" } };
   }
   return p;
 }

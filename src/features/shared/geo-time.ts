@@ -69,21 +69,29 @@ export const timeZoneParam = z
   .refine((v) => canonicalZone(v) !== null, TZ_INVALID)
   .openapi({ example: "Europe/London", description: "IANA time zone of the local civil day." });
 
+/**
+ * `YYYY-MM-DD` or an ISO 8601 date-time (offset optional), years 1000 to 2999 as written: one
+ * pattern for the validator and the document.
+ */
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const DATE_OR_DATE_TIME = /^[12]\d{3}-\d{2}-\d{2}([Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
-/** True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real instant. */
+/** True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real day or instant. */
 export function isDateOrDateTime(value: string): boolean {
-  if (!DATE_ONLY.test(value) && !DATE_TIME.test(value)) return false;
-  const parsed = DateTime.fromISO(value, { zone: "UTC" });
-  return parsed.isValid && parsed.year >= 1000 && parsed.year <= 2999;
+  return DATE_OR_DATE_TIME.test(value) && DateTime.fromISO(value, { zone: "UTC" }).isValid;
 }
 
-export const dateParam = z.string().refine(isDateOrDateTime, DATE_INVALID).openapi({
-  example: "2024-01-25",
-  description:
-    "A calendar date (the local civil day in `tz`) or an ISO 8601 date-time; a date-time without an offset is read in `tz`. Default: now.",
-});
+export const dateParam = z
+  .string()
+  .refine(isDateOrDateTime, DATE_INVALID)
+  .openapi({
+    example: "2024-01-25",
+    pattern: DATE_OR_DATE_TIME.source,
+    description:
+      "A calendar date `YYYY-MM-DD` (the local civil day in `tz`) or an ISO 8601 date-time " +
+      "`YYYY-MM-DDThh:mm[:ss[.fff]][Z|±hh:mm]`, years 1000 to 2999; a date-time without an offset is read in `tz`. " +
+      "Default: now.",
+  });
 
 /** Adds the "lat and lon come together" rule to a query object holding both. */
 export function requireBothOrNeither(q: { lat?: number; lon?: number }, ctx: z.RefinementCtx): void {

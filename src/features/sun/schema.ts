@@ -4,9 +4,10 @@ import { dateParam, latitudeParam, longitudeParam, timeZoneParam } from "../shar
 const q = (name: string) => ({ param: { name, in: "query" as const } });
 
 export const SunQuery = z.object({
-  date: dateParam
-    .optional()
-    .openapi({ ...q("date"), description: "The local civil day (YYYY-MM-DD, or any instant in it). Default: today." }),
+  date: dateParam.optional().openapi({
+    ...q("date"),
+    description: "The local civil day (YYYY-MM-DD, or any ISO 8601 instant in it), years 1000 to 2999. Default: today.",
+  }),
   lat: latitudeParam.openapi({ ...q("lat"), description: "Observer latitude (required)." }),
   lon: longitudeParam.openapi({ ...q("lon"), description: "Observer longitude (required)." }),
   tz: timeZoneParam
