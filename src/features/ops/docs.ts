@@ -32,10 +32,23 @@ const PAGE = `<!doctype html>
 </html>`;
 
 // "Try it out" calls the host that served this page: the document's relative server goes first here
-// (the document lists PUBLIC_URL first, for generated clients).
+// (the document lists PUBLIC_URL first, for generated clients). Swagger UI fills each field with its
+// example; an optional parameter starts empty instead, so a try answers with the server's default
+// (VAT today, not the example's 2020 date) and never replays one Idempotency-Key for other texts.
+// The document itself keeps the examples for generated clients and readers.
 const INIT = `fetch("/v1/openapi.json").then((r) => r.json()).then((spec) => {
   const relative = (s) => s.url === "/";
   spec.servers = [...spec.servers.filter(relative), ...spec.servers.filter((s) => !relative(s))];
+  for (const item of Object.values(spec.paths)) {
+    for (const op of Object.values(item)) {
+      for (const p of (op && op.parameters) || []) {
+        if (p.required) continue;
+        delete p.example;
+        delete p.examples;
+        if (p.schema) delete p.schema.example;
+      }
+    }
+  }
   window.ui = SwaggerUIBundle({
     spec,
     dom_id: "#reference",
