@@ -136,4 +136,24 @@ describe("account page: managing keys", () => {
     expect(bars.at(-1)).toBe(40); // today, the busiest day, full height
     expect(bars.slice(0, -1).every((h) => h === 0)).toBe(true);
   });
+
+  it("GET /v1/usage names the key, its expiry, its permissions and its plan", async () => {
+    const agent = await acct.signIn("usage-fields@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { csrf, name: "reporter", expires: "30d", permissions_offered: "1" });
+    const key = /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(
+      await (await agent.follow(res, "/account/keys")).res.text(),
+    )?.[1];
+    const info = (await acct.t.deps.keys.list(undefined)).find((k) => k.name === "reporter");
+    const usage = await acct.t.app.request("/v1/usage", { headers: { Authorization: `Bearer ${key}` } });
+    expect(usage.status).toBe(200);
+    expect(await usage.json()).toMatchObject({
+      key_id: info?.id,
+      name: "reporter",
+      expires_at: info?.expiresAt,
+      permissions: [],
+      plan: "free",
+    });
+    expect(info?.expiresAt).toMatch(/^\d{4}-/);
+  });
 });

@@ -9,6 +9,14 @@ import { isPlanName, PLANS } from "./plans.js";
 export const UsageResponse = z
   .object({
     key_id: z.string(),
+    name: z.string().openapi({ description: "The key's name, as on the account page." }),
+    expires_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the key stops working (ISO 8601, UTC); null = never." }),
+    permissions: z
+      .array(z.string())
+      .openapi({ description: "What the key may do beyond lookups (`vibe.classify`); empty: lookups only." }),
     plan: z.enum(["free", "pro", "scale"]).nullable().openapi({
       description: "The account's plan for keys made on the account page; null for operator-issued keys.",
     }),
@@ -46,6 +54,9 @@ export type UsageBody = z.infer<typeof UsageResponse>;
 
 export const USAGE_EXAMPLE: UsageBody = {
   key_id: "key_3ZbTq9v1hHkQ7yWm",
+  name: "production server",
+  expires_at: "2027-02-23T19:58:00.000Z",
+  permissions: ["vibe.classify"],
   plan: "free",
   limits: { uses: 100, rate: { limit: 10, window_seconds: 60 }, max_active_keys: 2, new_keys_per_day: 3 },
   remaining_uses: 97,
@@ -100,14 +111,19 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     const v = await deps.keys.verify(token, undefined, { cost: 0 });
     const key = acceptVerification(v);
     const rl = v.kind === "verdict" ? v.ratelimit : undefined;
-    const [row, counts] = await Promise.all([
+    const [row, counts, owned] = await Promise.all([
       deps.accountKeys.ledger.byKeyId(key.keyId),
       deps.usage.counts([key.keyId]),
+      deps.keys.list(key.ownerId),
     ]);
+    const info = owned.find((k) => k.id === key.keyId);
     const plan = isPlanName(row?.plan) ? PLANS[row.plan] : null;
     const usage = counts.get(key.keyId);
     const body: UsageBody = {
       key_id: key.keyId,
+      name: info?.name ?? "",
+      expires_at: info?.expiresAt ?? null,
+      permissions: info?.permissions ?? [],
       plan: plan?.name ?? null,
       limits: plan && {
         uses: plan.quota,
