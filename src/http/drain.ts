@@ -42,31 +42,6 @@ export class Drain {
     }
   }
 
-  /**
-   * Resolves after an event-loop turn in which `server` accepted no connection, or after `turns`
-   * turns: each turn's poll phase accepts every connection the kernel has queued, so right after
-   * a quiet one the queue is most likely empty. (Under a steady stream of new connections, which
-   * a draining server invites by closing each connection after its answer, no turn is quiet.)
-   */
-  async acceptQueueEmpty(server: Server, turns = 50): Promise<void> {
-    let accepted = 0;
-    const count = () => {
-      accepted += 1;
-    };
-    server.on("connection", count);
-    const turn = () => new Promise((r) => setImmediate(r));
-    try {
-      await turn(); // the end of the turn the signal came in
-      for (let i = 0; i < turns; i++) {
-        accepted = 0;
-        await turn(); // a whole turn, poll phase included
-        if (accepted === 0) return;
-      }
-    } finally {
-      server.off("connection", count);
-    }
-  }
-
   /** Wraps the request listener: while draining, the answer closes its connection. */
   wrap(next: RequestListener): RequestListener {
     return (req, res) => {
