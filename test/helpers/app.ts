@@ -4,7 +4,7 @@ import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
 import { type RunningServer, startServer } from "../../src/server.js";
-import { tempDir } from "./env.js";
+import { freshPostgresUrl, tempDir } from "./env.js";
 import { expectErrorShape } from "./error-shape.js";
 
 export interface TestApp {
@@ -28,6 +28,26 @@ export async function testApp(
   const deps: AppDeps = { ...built, ...patch(built) };
   const app = createApp(deps);
   return { app, deps, config, close: () => closeDeps(deps) };
+}
+
+/**
+ * Two app instances on one fresh PostgreSQL schema (plus whatever `env` shares, e.g. REDIS_URL),
+ * handed to `run`; both are closed and the schema dropped afterwards, whatever `run` does.
+ */
+export async function withTwoInstances(
+  env: Record<string, string | undefined>,
+  run: (apps: [TestApp, TestApp]) => Promise<void>,
+): Promise<void> {
+  const pg = await freshPostgresUrl();
+  const a = await testApp({ ...env, DATABASE_URL: pg.url });
+  const b = await testApp({ ...env, DATABASE_URL: pg.url });
+  try {
+    await run([a, b]);
+  } finally {
+    await a.close();
+    await b.close();
+    await pg.drop();
+  }
 }
 
 export interface TestServer extends TestApp {

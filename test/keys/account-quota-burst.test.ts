@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type TestApp, testApp } from "../helpers/app.js";
-import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason } from "../helpers/env.js";
+import { type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
+import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
 import { bearer, classify } from "../vibe/harness.js";
 
 const USES = 20;
@@ -60,17 +60,7 @@ describe("an account's uses under a burst over two keys", () => {
     `PostgreSQL + Redis ${skipReason({ postgres: true, redis: true }) ?? ""}`,
     () => {
       it("two instances on one database and one Redis: 50 parallel calls, 20 uses left → exactly 20 answer 200", async () => {
-        const pg = await freshPostgresUrl();
-        const env = { DATABASE_URL: pg.url, REDIS_URL };
-        const a = await testApp(env);
-        const b = await testApp(env);
-        try {
-          await burst([a, b]);
-        } finally {
-          await a.close();
-          await b.close();
-          await pg.drop();
-        }
+        await withTwoInstances({ REDIS_URL }, burst);
       });
     },
   );

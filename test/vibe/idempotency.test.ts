@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
-import { errorOf, type TestApp, testApp, testServer } from "../helpers/app.js";
-import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
+import { errorOf, type TestApp, testApp, testServer, withTwoInstances } from "../helpers/app.js";
+import { DATABASE_URL, skipReason } from "../helpers/env.js";
 import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
 
 const COPIES = 30;
@@ -72,16 +72,7 @@ describe("concurrent duplicates of one Idempotency-Key: one job, one charge", ()
 
   describe.skipIf(!DATABASE_URL)(`PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, () => {
     it(`two instances on one database: ${COPIES} copies at once → 1 charge, ${COPIES - 1} replays`, async () => {
-      const pg = await freshPostgresUrl();
-      const a = await testApp(upstreamEnv({ DATABASE_URL: pg.url }));
-      const b = await testApp(upstreamEnv({ DATABASE_URL: pg.url }));
-      try {
-        await burst([a, b]);
-      } finally {
-        await a.close();
-        await b.close();
-        await pg.drop();
-      }
+      await withTwoInstances(upstreamEnv(), burst);
     });
   });
 
