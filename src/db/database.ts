@@ -1,7 +1,18 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from "kysely";
 import { LRUCache } from "lru-cache";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -77,6 +88,26 @@ function preparedOnce(raw: SQLite.Database): SqliteDatabase {
   };
 }
 
+/**
+ * Transactions begin IMMEDIATE: they take the write lock first, waiting up to busy_timeout for it.
+ * A deferred one (Kysely's `begin`) reads, then finds at its first write that another process
+ * (WEB_CONCURRENCY, the CLI) committed since: SQLITE_BUSY_SNAPSHOT at once, no wait, a 500.
+ */
+class ImmediateTransactionDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new (class extends SqliteDriver {
+      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+      }
+    })(this.#config);
+  }
+}
+
 function openSqlite(dataDir: string): Database {
   const file = privateDatabaseFile(dataDir);
   const raw = new SQLite(file);
@@ -87,7 +118,7 @@ function openSqlite(dataDir: string): Database {
   // The CLI opens the same file while the server runs: wait for the lock instead of failing.
   raw.pragma("busy_timeout = 5000");
   raw.pragma("foreign_keys = ON");
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: preparedOnce(raw) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateTransactionDialect({ database: preparedOnce(raw) }) });
   return {
     db,
     schema: db,
