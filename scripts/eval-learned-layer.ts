@@ -13,7 +13,7 @@
  * Splits: train tweets → test Amazon, train Amazon → test tweets, and pooled 5-fold out of fold
  * (fold = index mod 5 within each set, as in eval-sentiment.ts).
  * Truth and metrics as scripts/eval-sentiment.ts: rating > 0.5 positive, < −0.5 negative, else
- * neutral; log-loss of the true class; ECE of the top label's confidence over 10 equal-width bins.
+ * neutral; log-loss of the true class; ECE of the top label's confidence over 15 equal-width bins (train-metrics.ts).
  * Δ columns: learned − VADER served, paired per text, ± 1.96 standard errors.
  */
 import { readFileSync } from "node:fs";
@@ -22,6 +22,7 @@ import { join, resolve } from "node:path";
 import { SMOOTHING, scoresFromCompound, TEMPERATURE, vaderLabel } from "../src/adapters/classifier/vader.js";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { LABELS, type Label } from "../src/ports/classifier.js";
+import { ECE_BINS, eceBin, eceOf } from "./train-metrics.js";
 
 const require = createRequire(import.meta.url);
 const Sentiment = require("sentiment") as new () => { analyze(t: string): { score: number; comparative: number } };
@@ -151,7 +152,7 @@ interface Pred {
   probs: number[];
 }
 function metrics(items: Item[], preds: Pred[]) {
-  const bins = Array.from({ length: 10 }, () => ({ n: 0, conf: 0, right: 0 }));
+  const bins = Array.from({ length: ECE_BINS }, () => [0, 0, 0]);
   const correct: number[] = [];
   const ll: number[] = [];
   for (const [i, it] of items.entries()) {
@@ -160,14 +161,14 @@ function metrics(items: Item[], preds: Pred[]) {
     correct.push(ok);
     ll.push(-Math.log(Math.max(1e-12, p.probs[it.truth] as number)));
     const conf = p.probs[p.label] as number;
-    const b = bins[Math.min(9, Math.floor(conf * 10))] as (typeof bins)[number];
-    b.n++;
-    b.conf += conf;
-    b.right += ok;
+    const b = bins[eceBin(conf)] as number[];
+    b[0] = (b[0] as number) + 1;
+    b[1] = (b[1] as number) + conf;
+    b[2] = (b[2] as number) + ok;
   }
   const n = items.length;
   const mean = (a: number[]) => a.reduce((s, v) => s + v, 0) / a.length;
-  const ece = bins.reduce((s, b) => s + (b.n ? Math.abs(b.conf / b.n - b.right / b.n) * (b.n / n) : 0), 0);
+  const ece = eceOf(bins, n);
   return { n, acc: mean(correct), logLoss: mean(ll), ece, correct, ll };
 }
 function pairedDelta(a: number[], b: number[]) {

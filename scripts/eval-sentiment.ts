@@ -10,7 +10,7 @@
  * Binary truth: rating > 0 positive, < 0 negative (ratings of exactly 0 are left out); the
  * prediction is positive when its score is at least the negative one (VADER's compound ≥ 0).
  * "found" is binary accuracy on the texts where VADER found any sentiment (compound ≠ 0).
- * ECE: expected calibration error of the top label's confidence, 10 equal-width bins.
+ * ECE: expected calibration error of the top label's confidence, 15 equal-width bins (train-metrics.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import { SMOOTHING, scoresFromCompound, TEMPERATURE, vaderLabel } from "../src/a
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { LABELS, type Label } from "../src/ports/classifier.js";
 import { CORPORA, type Example, loadCorpora, sentimentDir } from "./train-data.js";
-import { type Interval, score } from "./train-metrics.js";
+import { ECE_BINS, eceBin, eceOf, type Interval, score } from "./train-metrics.js";
 
 interface Item {
   rating: number;
@@ -52,7 +52,7 @@ export function evaluate(items: Item[], cal: Calibration | ((i: number) => Calib
   let rightFound = 0;
   let logLoss = 0;
   let brier = 0;
-  const bins = Array.from({ length: 10 }, () => ({ n: 0, conf: 0, right: 0 }));
+  const bins = Array.from({ length: ECE_BINS }, () => [0, 0, 0]);
   for (const [i, it] of items.entries()) {
     const c = typeof cal === "function" ? cal(i) : cal;
     const scores = scoresFromCompound(it.compound, c.temperature, c.smoothing);
@@ -61,10 +61,10 @@ export function evaluate(items: Item[], cal: Calibration | ((i: number) => Calib
     if (label === truth) right3++;
     logLoss -= Math.log(Math.max(1e-12, scores[truth]));
     for (const l of LABELS) brier += (scores[l] - (l === truth ? 1 : 0)) ** 2;
-    const bin = bins[Math.min(9, Math.floor(scores[label] * 10))] as (typeof bins)[number];
-    bin.n++;
-    bin.conf += scores[label];
-    if (label === truth) bin.right++;
+    const bin = bins[eceBin(scores[label])] as number[];
+    bin[0] = (bin[0] as number) + 1;
+    bin[1] = (bin[1] as number) + scores[label];
+    if (label === truth) bin[2] = (bin[2] as number) + 1;
     if (it.rating !== 0) {
       nBin++;
       if (scores.positive >= scores.negative === it.rating > 0) rightBin++;
@@ -75,7 +75,7 @@ export function evaluate(items: Item[], cal: Calibration | ((i: number) => Calib
     }
   }
   const n = items.length;
-  const ece = bins.reduce((sum, b) => sum + (b.n ? Math.abs(b.conf / b.n - b.right / b.n) * (b.n / n) : 0), 0);
+  const ece = eceOf(bins, n);
   return {
     n,
     acc3: right3 / n,

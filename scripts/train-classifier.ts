@@ -11,8 +11,10 @@
  * then trained on the train splits of all three, calibrated on their calibration splits, and
  * scored on their test splits (which the CI check re-scores).
  *
- * Flags: --quick (LOCO of the shipped variant only), --no-write, --card-only (rewrite metrics.json
- * and the model card's metrics from metrics.json, no training).
+ * Flags: --quick (LOCO of the shipped variant only), --only=<part of a variant's name> (those and
+ * the shipped one), --diag (class shares and an oracle calibration per held-out corpus, printed),
+ * --no-write, --card-only (rewrite metrics.json and the model card's metrics from metrics.json,
+ * no training).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -46,6 +48,8 @@ export interface Variant {
    * "slice": fitted on the calibration split of the training corpora, as scored by the model itself.
    */
   calibration: "cross-corpus" | "slice";
+  /** Calibration with a gain per class (vector scaling) instead of one temperature. */
+  vector: boolean;
 }
 
 export const SHIPPED: Variant = {
@@ -58,11 +62,13 @@ export const SHIPPED: Variant = {
   l2: 1e-6,
   sparseLr: 0.005,
   calibration: "slice",
+  vector: false,
 };
 
 const VARIANTS: Variant[] = [
   { ...SHIPPED, name: "lexicon features only (no hashed words)", sparse: false },
   { ...SHIPPED, name: "cross-corpus calibration (see Variant.calibration)", calibration: "cross-corpus" },
+  { ...SHIPPED, name: "vector scaling (a gain per class)", vector: true },
   { ...SHIPPED, name: "every text weighted alike (GoEmotions dominates)", balance: 0 },
   { ...SHIPPED, name: "GoEmotions ambiguous-only comments as neutral", ambiguous: "neutral" },
   { ...SHIPPED, name: "sparse step 0.02 (weaker shrinkage to the lexicon)", sparseLr: 0.02 },
@@ -131,6 +137,7 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
     scale: [1, 1, 1],
     dense,
     temperature: 1,
+    gain: [1, 1, 1],
     bias: [0, 0, 0],
   };
   const weight = corpusWeights(examples, rows, v.balance);
@@ -216,9 +223,53 @@ function rawLogits(model: LinearModel, store: Store, rows: readonly number[], sp
 }
 
 /**
- * Temperature and per-class bias (neutral's fixed at 0) by weighted maximum likelihood on the
- * calibration rows: p ∝ exp(z / T + b). Convex in (1/T, b); plain gradient descent.
+ * Calibration by weighted maximum likelihood on rows scored by raw logits z:
+ * p ∝ exp(g_c · z_c + b_c), neutral's bias fixed at 0; `vector` false ties the gains
+ * (temperature scaling, T = 1/g), true lets each class have its own (vector scaling, which on
+ * a linear model's logits is diagonal Dirichlet calibration). Convex; plain gradient descent.
  */
+export function fitCalibration(
+  z: Float64Array,
+  labels: ArrayLike<number>,
+  weight: ArrayLike<number>,
+  vector: boolean,
+): { gain: [number, number, number]; bias: [number, number, number] } {
+  const n = labels.length;
+  const g = [1, 1, 1];
+  const b = [0, 0, 0];
+  const p = [0, 0, 0];
+  for (let it = 0; it < 2000; it++) {
+    const gg = [0, 0, 0];
+    const gb = [0, 0, 0];
+    for (let k = 0; k < n; k++) {
+      let m = Number.NEGATIVE_INFINITY;
+      for (let c = 0; c < 3; c++) {
+        p[c] = (z[k * 3 + c] as number) * (g[c] as number) + (b[c] as number);
+        m = Math.max(m, p[c] as number);
+      }
+      let sum = 0;
+      for (let c = 0; c < 3; c++) {
+        p[c] = Math.exp((p[c] as number) - m);
+        sum += p[c] as number;
+      }
+      const y = labels[k] as number;
+      const sw = (weight[k] as number) / n;
+      for (let c = 0; c < 3; c++) {
+        const r = sw * ((p[c] as number) / sum - (c === y ? 1 : 0));
+        gg[c] = (gg[c] as number) + r * (z[k * 3 + c] as number);
+        gb[c] = (gb[c] as number) + r;
+      }
+    }
+    const tied = ((gg[0] as number) + (gg[1] as number) + (gg[2] as number)) / 3;
+    for (let c = 0; c < 3; c++) {
+      g[c] = (g[c] as number) - 0.5 * (vector ? (gg[c] as number) : 3 * tied);
+      if (c !== 1) b[c] = (b[c] as number) - 0.5 * (gb[c] as number);
+    }
+  }
+  return { gain: g as [number, number, number], bias: b as [number, number, number] };
+}
+
+/** Fits the calibration of `model` on `rows` scored by logits `z` (each corpus weighted per the variant). */
 function calibrate(
   model: LinearModel,
   z: Float64Array,
@@ -227,35 +278,11 @@ function calibrate(
   v: Variant,
 ) {
   const weight = corpusWeights(examples, rows, v.balance);
-  let s = 1;
-  let b0 = 0;
-  let b2 = 0;
-  for (let it = 0; it < 2000; it++) {
-    let gs = 0;
-    let g0 = 0;
-    let g2 = 0;
-    for (let k = 0; k < rows.length; k++) {
-      const a = (z[k * 3] as number) * s + b0;
-      const b = (z[k * 3 + 1] as number) * s;
-      const c = (z[k * 3 + 2] as number) * s + b2;
-      const m = Math.max(a, b, c);
-      const ea = Math.exp(a - m);
-      const eb = Math.exp(b - m);
-      const ec = Math.exp(c - m);
-      const sum = ea + eb + ec;
-      const p = [ea / sum, eb / sum, ec / sum];
-      const y = (examples[rows[k] as number] as Example).label;
-      const sw = (weight[k] as number) / rows.length;
-      for (let cl = 0; cl < 3; cl++) gs += sw * ((p[cl] as number) - (cl === y ? 1 : 0)) * (z[k * 3 + cl] as number);
-      g0 += sw * ((p[0] as number) - (y === 0 ? 1 : 0));
-      g2 += sw * ((p[2] as number) - (y === 2 ? 1 : 0));
-    }
-    s -= 0.5 * gs;
-    b0 -= 0.5 * g0;
-    b2 -= 0.5 * g2;
-  }
-  model.temperature = 1 / s;
-  model.bias = [b0, 0, b2];
+  const labels = rows.map((r) => (examples[r] as Example).label);
+  const fit = fitCalibration(z, labels, weight, v.vector);
+  model.temperature = 1;
+  model.gain = fit.gain;
+  model.bias = fit.bias;
 }
 
 /** What the served model answers: calibrated probabilities, or UNREADABLE_SCORES for a flagged text. */
@@ -292,6 +319,7 @@ export interface LocoRow {
   model: Metrics;
   vader: Metrics;
   temperature: number;
+  gain: number[];
   bias: number[];
 }
 
@@ -402,15 +430,43 @@ function main() {
         model: score(p, ex),
         vader: score(pick(vader, rows), ex),
         temperature: model.temperature,
+        gain: model.gain,
         bias: model.bias,
       };
+      if (process.argv.includes("--diag")) diagnose(model, v, held, rows, ex);
       console.log(
         `  ${v.name} | held out ${held}: 3-class ${(100 * row.model.accuracy.value).toFixed(1)} (VADER ${(100 * row.vader.accuracy.value).toFixed(1)}), binary ${(100 * row.model.binaryAccuracy.value).toFixed(1)} (VADER ${(100 * row.vader.binaryAccuracy.value).toFixed(1)}), log-loss ${row.model.logLoss.value.toFixed(3)}, ECE ${row.model.ece.value.toFixed(3)}`,
       );
       return row;
     });
 
-  const variants = (quick ? [SHIPPED] : VARIANTS).map((v) => ({ variant: v, loco: loco(v) }));
+  /**
+   * --diag: how the held-out corpus's classes and the model's mean probabilities compare, and what
+   * calibration could do at best there (an oracle fitted on the held-out corpus itself: a bound
+   * for reference, never used by a model).
+   */
+  const diagnose = (model: LinearModel, v: Variant, held: Corpus, rows: number[], ex: Example[]) => {
+    const store = evalStore(v.bits);
+    const share = [0, 1, 2].map((c) => ex.filter((e) => e.label === c).length / ex.length);
+    const shown = (p: Float64Array) => {
+      const mean = [0, 1, 2].map((c) => p.filter((_, i) => i % 3 === c).reduce((a, b) => a + b, 0) / ex.length);
+      const m = score(p, ex);
+      return `mean p ${mean.map((x) => x.toFixed(2)).join("/")}, 3-class ${(100 * m.accuracy.value).toFixed(1)}, log-loss ${m.logLoss.value.toFixed(3)}, ECE ${m.ece.value.toFixed(3)}`;
+    };
+    console.log(`    ${held}: true shares ${share.map((x) => x.toFixed(2)).join("/")} (positive/neutral/negative)`);
+    console.log(`    as fitted (gain ${model.gain.map((x) => x.toFixed(2))}, bias ${model.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(model, store, evalExamples, rows, v.sparse))}`);
+    const z = rawLogits(model, store, rows, v.sparse);
+    const ones = new Float64Array(rows.length).fill(1);
+    for (const vector of [false, true]) {
+      const fit = fitCalibration(z, ex.map((e) => e.label), ones, vector);
+      const oracle = { ...model, temperature: 1, ...fit };
+      console.log(`    oracle ${vector ? "vector" : "temperature"} (gain ${fit.gain.map((x) => x.toFixed(2))}, bias ${fit.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(oracle, store, evalExamples, rows, v.sparse))}`);
+    }
+  };
+
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
+  const chosen = quick ? [SHIPPED] : only ? VARIANTS.filter((v) => v === SHIPPED || v.name.includes(only)) : VARIANTS;
+  const variants = chosen.map((v) => ({ variant: v, loco: loco(v) }));
   const shippedLoco = variants.find((x) => x.variant === SHIPPED)?.loco ?? [];
 
   const model = fitModel(SHIPPED, CORPORA);

@@ -2,9 +2,20 @@
  * Scores of probability triples (positive, neutral, negative) against 3-class and binary truth:
  * accuracy (Wilson 95 % interval), macro-F1, log-loss, Brier and ECE (percentile bootstrap 95 %
  * intervals, 200 seeded resamples), binary accuracy (positive when p(positive) ≥ p(negative)).
- * ECE: top-label confidence against accuracy in 10 equal-width bins.
+ * ECE: the standard top-label ECE (Guo et al. 2017): confidence of the predicted class against
+ * its accuracy in 15 equal-width bins ((m−1)/15, m/15], weighted by the share of texts in each.
  */
 import { type Example, rng } from "./train-data.js";
+
+/** Bins of the standard top-label ECE. */
+export const ECE_BINS = 15;
+
+/** The bin of a top-label confidence: ((m−1)/M, m/M], so a confidence of exactly 1 is in the last. */
+export const eceBin = (conf: number): number => Math.max(0, Math.min(ECE_BINS - 1, Math.ceil(conf * ECE_BINS) - 1));
+
+/** Top-label ECE from per-bin [count, summed confidence, right] over n texts. */
+export const eceOf = (bins: readonly (readonly number[])[], n: number): number =>
+  bins.reduce((s, b) => s + ((b[0] as number) ? Math.abs((b[1] as number) - (b[2] as number)) / n : 0), 0);
 
 export interface Interval {
   value: number;
@@ -47,7 +58,7 @@ function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike
   const fn = [0, 0, 0];
   let ll = 0;
   let brier = 0;
-  const bins = Array.from({ length: 10 }, () => [0, 0, 0]);
+  const bins = Array.from({ length: ECE_BINS }, () => [0, 0, 0]);
   for (let r = 0; r < rows.length; r++) {
     const i = rows[r] as number;
     const y = (ex[i] as Example).label;
@@ -60,7 +71,7 @@ function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike
     ll -= Math.log(Math.max(1e-12, probs[i * 3 + y] as number));
     for (let c = 0; c < 3; c++) brier += ((probs[i * 3 + c] as number) - (c === y ? 1 : 0)) ** 2;
     const conf = probs[i * 3 + k] as number;
-    const bin = bins[Math.min(9, Math.floor(conf * 10))] as number[];
+    const bin = bins[eceBin(conf)] as number[];
     bin[0] = (bin[0] as number) + 1;
     bin[1] = (bin[1] as number) + conf;
     bin[2] = (bin[2] as number) + (k === y ? 1 : 0);
@@ -71,7 +82,7 @@ function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike
     const d = 2 * (tp[c] as number) + (fp[c] as number) + (fn[c] as number);
     f1 += d ? (2 * (tp[c] as number)) / d : 0;
   }
-  const ece = bins.reduce((s, b) => s + ((b[0] as number) ? Math.abs((b[1] as number) - (b[2] as number)) / n : 0), 0);
+  const ece = eceOf(bins, n);
   return { macroF1: f1 / 3, logLoss: ll / n, brier: brier / n, ece };
 }
 

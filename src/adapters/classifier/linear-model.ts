@@ -6,7 +6,7 @@ export const CLASSES = 3;
 /**
  * Multinomial logistic regression over `features.ts`: sparse weights for 2^bits hashed buckets
  * (int8 per class with a per-class scale when shipped; float while training), dense weights, and
- * the calibration fitted afterwards on held-out training data (logits / temperature + bias).
+ * the calibration fitted afterwards on held-out training data (logits · gain / temperature + bias).
  */
 export interface LinearModel {
   bits: number;
@@ -16,6 +16,8 @@ export interface LinearModel {
   /** dense[feature * 3 + class] */
   dense: Float64Array;
   temperature: number;
+  /** Per-class gain on the logits (vector scaling); [1, 1, 1] when only a temperature is fitted. */
+  gain: [number, number, number];
   bias: [number, number, number];
 }
 
@@ -50,9 +52,10 @@ export function logits(model: LinearModel, buf: FeatureBuffer, out: Float64Array
 /** Calibrated probabilities (positive, neutral, negative) from raw logits, in place. */
 export function calibrated(model: LinearModel, z: Float64Array): void {
   const t = model.temperature;
-  const a = (z[0] as number) / t + model.bias[0];
-  const b = (z[1] as number) / t + model.bias[1];
-  const c = (z[2] as number) / t + model.bias[2];
+  const g = model.gain;
+  const a = ((z[0] as number) * g[0]) / t + model.bias[0];
+  const b = ((z[1] as number) * g[1]) / t + model.bias[1];
+  const c = ((z[2] as number) * g[2]) / t + model.bias[2];
   const m = Math.max(a, b, c);
   const ea = Math.exp(a - m);
   const eb = Math.exp(b - m);

@@ -17,12 +17,14 @@ interface Header {
   dense: number[];
   denseNames: readonly string[];
   temperature: number;
+  /** Absent in files written before vector scaling: [1, 1, 1]. */
+  gain?: [number, number, number];
   bias: [number, number, number];
 }
 
 /**
  * The weights file: "ALSENT01", a little-endian uint32 length, a JSON header (name, version,
- * bucket bits, per-class scales, dense weights, calibration), then 3 · 2^bits int8 weights.
+ * bucket bits, per-class scales, dense weights, calibration: temperature, per-class gain and bias), then 3 · 2^bits int8 weights.
  */
 export function encodeModel(model: LinearModel): Buffer {
   if (!(model.weights instanceof Int8Array)) throw new Error("quantise the model before writing it");
@@ -34,6 +36,7 @@ export function encodeModel(model: LinearModel): Buffer {
     dense: [...model.dense],
     denseNames: DENSE,
     temperature: model.temperature,
+    gain: model.gain,
     bias: model.bias,
   };
   const json = Buffer.from(JSON.stringify(header));
@@ -60,6 +63,7 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
     scale: header.scale,
     dense: Float64Array.from(header.dense),
     temperature: header.temperature,
+    gain: header.gain ?? [1, 1, 1],
     bias: header.bias,
   };
 }
