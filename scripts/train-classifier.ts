@@ -454,13 +454,22 @@ function main() {
       return `mean p ${mean.map((x) => x.toFixed(2)).join("/")}, 3-class ${(100 * m.accuracy.value).toFixed(1)}, log-loss ${m.logLoss.value.toFixed(3)}, ECE ${m.ece.value.toFixed(3)}`;
     };
     console.log(`    ${held}: true shares ${share.map((x) => x.toFixed(2)).join("/")} (positive/neutral/negative)`);
-    console.log(`    as fitted (gain ${model.gain.map((x) => x.toFixed(2))}, bias ${model.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(model, store, evalExamples, rows, v.sparse))}`);
+    console.log(
+      `    as fitted (gain ${model.gain.map((x) => x.toFixed(2))}, bias ${model.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(model, store, evalExamples, rows, v.sparse))}`,
+    );
     const z = rawLogits(model, store, rows, v.sparse);
     const ones = new Float64Array(rows.length).fill(1);
     for (const vector of [false, true]) {
-      const fit = fitCalibration(z, ex.map((e) => e.label), ones, vector);
+      const fit = fitCalibration(
+        z,
+        ex.map((e) => e.label),
+        ones,
+        vector,
+      );
       const oracle = { ...model, temperature: 1, ...fit };
-      console.log(`    oracle ${vector ? "vector" : "temperature"} (gain ${fit.gain.map((x) => x.toFixed(2))}, bias ${fit.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(oracle, store, evalExamples, rows, v.sparse))}`);
+      console.log(
+        `    oracle ${vector ? "vector" : "temperature"} (gain ${fit.gain.map((x) => x.toFixed(2))}, bias ${fit.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(oracle, store, evalExamples, rows, v.sparse))}`,
+      );
     }
   };
 
