@@ -3,17 +3,25 @@ import { type AddressInfo, Server as NetServer } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { App } from "./app.js";
 import type { AppDeps } from "./deps.js";
+import { DRAIN_QUIET_MS } from "./http/drain.js";
 import { hotLaneFor } from "./http/hot-lane.js";
-import { refuseConnect, refuseMalformed, requestErrorResponse, writeClientError } from "./http/malformed.js";
+import {
+  refuseConnect,
+  refuseDraining,
+  refuseMalformed,
+  requestErrorResponse,
+  writeClientError,
+} from "./http/malformed.js";
 
 export interface RunningServer {
   server: Server;
   port: number;
   /**
    * Drains (http/drain.ts) and resolves once the last connection is closed, or at the shutdown
-   * deadline, when whatever is still open is cut.
+   * deadline, when whatever is still open is cut. `quietMs` (default DRAIN_QUIET_MS): how long
+   * the listener must go without a new connection before it closes (0: at once, for tests).
    */
-  close(): Promise<void>;
+  close(options?: { quietMs?: number }): Promise<void>;
 }
 
 /**
@@ -38,7 +46,7 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
   const server = createServer(
     { requireHostHeader: false },
     advertiseKeepAlive(
-      drain.wrap(refuseMalformed(lane ? lane(listener) : listener, logger)),
+      drain.wrap(refuseMalformed(lane ? lane(listener) : listener, logger), refuseDraining(logger)),
       config.KEEP_ALIVE_TIMEOUT_MS,
     ),
   );
@@ -62,7 +70,7 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
   const port = (server.address() as AddressInfo).port;
 
   let closing: Promise<void> | undefined;
-  const close = () => {
+  const close = ({ quietMs = DRAIN_QUIET_MS }: { quietMs?: number } = {}) => {
     closing ??= (async () => {
       const began = performance.now();
       drain.begin();
@@ -71,14 +79,20 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
         server.closeAllConnections();
       }, config.SHUTDOWN_TIMEOUT_MS);
       force.unref();
-      // At once: closing the listener resets the connections the kernel has queued but not yet
-      // handed over, and a POST sent on one is lost. Now that queue holds what came in this turn;
-      // later it would fill, since every drained answer closes its connection and the balancer
-      // opens another (measured: 5 of 6,450 calls lost at 200/s closing at once, 47 of 6,930
-      // waiting for a turn without new connections).
+      // Not at once: closing the listener resets the connections the kernel has queued but not yet
+      // handed over, and a POST the balancer sent on one is lost (measured: 5 of 6,450 calls at
+      // 200/s). It stays open until the balancer stops connecting (http/drain.ts), at the latest
+      // half the shutdown deadline, so the answers that follow have the other half.
+      const stillArriving = await new Promise<boolean>((resolve) =>
+        drain.whenQuiet(quietMs, config.SHUTDOWN_TIMEOUT_MS / 2, resolve),
+      );
+      const listening_ms = Math.round(performance.now() - began);
+      if (stillArriving) logger.warn({ listening_ms }, "drain: closing the listener while connections still arrive");
       // net.Server's close: stop accepting and call back once the last connection is gone.
       // http.Server's close would also cut every idle keep-alive socket at once (http/drain.ts).
-      await new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      logger.info({ listening_ms, connections: drain.sockets }, "drain: listener closed");
+      await closed;
       clearTimeout(force);
       logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");
       server.close(); // nothing left to close: this stops Node's timeout checks

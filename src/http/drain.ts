@@ -1,19 +1,37 @@
-import type { RequestListener, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+
+/**
+ * How long the listener must go without a new connection, after SIGTERM, before it closes. Closing
+ * a listener resets every connection the kernel has completed but the process has not accepted yet,
+ * and a balancer has already sent its request on each: a POST lost that way is one it must not
+ * retry. So the listener stays open, and closes only once the balancer has stopped connecting
+ * (nginx stops after `max_fails` answers it retried elsewhere: the 503s `refuses` gives).
+ */
+export const DRAIN_QUIET_MS = 500;
+
+/** Methods a draining instance refuses (503 before any work): every balancer may retry them. */
+const RETRYABLE = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Answered even while draining: liveness, and readiness, which says it is draining. */
+const ALWAYS = new Set(["/healthz", "/readyz"]);
 
 /**
  * What the server does between SIGTERM and exit (docs/scaling.md "Rolling restarts"). Once
  * begun: `/readyz` answers 503; every response says `Connection: close`, including the ones in
  * progress whose headers are not out yet, so each keep-alive socket closes right after the
- * answer it carries; the listener stops accepting (server.ts). A socket idle at that moment is
- * not cut: its client may be writing a request on it this very instant, and a request lost that
- * way is not one a balancer may retry if it is a POST. It closes when its client closes it,
- * after one more answer (with `Connection: close`), or when its keep-alive time runs out, which
- * the client was told and closes before (server.ts's `Keep-Alive`). The process exits when the
- * last socket is gone.
+ * answer it carries. The listener stays open until no connection has arrived for
+ * `DRAIN_QUIET_MS` (server.ts): a new request meanwhile is refused with 503 before any work when
+ * its method is one a balancer retries elsewhere (GET, HEAD, OPTIONS), which also tells a
+ * balancer without active health checks (nginx) that this instance is failing; any other request
+ * (a POST, which must not be retried once sent) is served in full. A socket idle at the signal is
+ * not cut either: its client may be writing a request on it this very instant. It closes when
+ * its client closes it, after one more answer (with `Connection: close`), or when its keep-alive
+ * time runs out, which the client was told and closes before (server.ts's `Keep-Alive`). The
+ * process exits when the last socket is gone.
  */
 export class Drain {
   #active = false;
+  #lastConnection = 0;
   readonly #sockets = new Set<Socket>();
 
   /** Whether the drain has begun (the process is shutting down). */
@@ -29,6 +47,7 @@ export class Drain {
   /** Follows `server`'s connections, so `begin` can reach the answers in progress. */
   track(server: Server): void {
     server.on("connection", (socket: Socket) => {
+      this.#lastConnection = performance.now();
       this.#sockets.add(socket);
       socket.once("close", () => this.#sockets.delete(socket));
     });
@@ -36,16 +55,46 @@ export class Drain {
 
   begin(): void {
     this.#active = true;
+    this.#lastConnection = performance.now();
     for (const socket of this.#sockets) {
       const res = (socket as { _httpMessage?: ServerResponse })._httpMessage;
       if (res && !res.headersSent) res.shouldKeepAlive = false;
     }
   }
 
-  /** Wraps the request listener: while draining, the answer closes its connection. */
-  wrap(next: RequestListener): RequestListener {
+  /**
+   * Calls `then` once no connection has arrived for `quietMs`, or at the latest after `maxMs`
+   * (with `true`: connections were still arriving). Checked after the event loop's poll phase
+   * (setImmediate), so connections already queued in the kernel are accepted, and counted, first.
+   */
+  whenQuiet(quietMs: number, maxMs: number, then: (stillArriving: boolean) => void): void {
+    const until = performance.now() + maxMs;
+    const check = () =>
+      setImmediate(() => {
+        const now = performance.now();
+        const quiet = now - this.#lastConnection;
+        if (quiet >= quietMs || now >= until) return then(quiet < quietMs);
+        setTimeout(check, Math.max(1, Math.min(quietMs - quiet, until - now)));
+      });
+    check();
+  }
+
+  /** Whether a request arriving now is refused (503 before any work), see the class comment. */
+  refuses(req: IncomingMessage): boolean {
+    if (!this.#active || !RETRYABLE.has(req.method ?? "")) return false;
+    const path = (req.url ?? "").split("?", 1)[0] as string;
+    return !ALWAYS.has(path);
+  }
+
+  /**
+   * Wraps the request listener: while draining, the answer closes its connection, and what
+   * `refuses` names goes to `refuse` instead of `next`.
+   */
+  wrap(next: RequestListener, refuse: RequestListener): RequestListener {
     return (req, res) => {
-      if (this.#active) res.shouldKeepAlive = false;
+      if (!this.#active) return next(req, res);
+      res.shouldKeepAlive = false;
+      if (this.refuses(req)) return refuse(req, res);
       next(req, res);
     };
   }

@@ -48,13 +48,32 @@ export function refuseMalformed(next: RequestListener, logger: Logger): RequestL
   };
 }
 
-function answer(res: ServerResponse, { error, id, body }: ReturnType<typeof shaped>, logger: Logger, why: string) {
-  logger.info({ request_id: id, status: error.status, why }, "malformed request");
+/**
+ * What a draining instance answers a request it will not take (http/drain.ts `refuses`): 503
+ * `unavailable` before any work, so a balancer sends it to another instance.
+ */
+export function refuseDraining(logger: Logger): RequestListener {
+  return (_req, res) => {
+    const refusal = shaped("unavailable", "This instance is shutting down; retry, another one will answer.");
+    answer(res, refusal, logger, "draining", { "Retry-After": "1" }, "refused while draining");
+  };
+}
+
+function answer(
+  res: ServerResponse,
+  { error, id, body }: ReturnType<typeof shaped>,
+  logger: Logger,
+  why: string,
+  headers: Record<string, string> = {},
+  msg = "malformed request",
+) {
+  logger.info({ request_id: id, status: error.status, why }, msg);
   res.shouldKeepAlive = false;
   res.writeHead(error.status, {
     "Content-Type": "application/json",
     "Content-Length": Buffer.byteLength(body),
     "X-Request-Id": id,
+    ...headers,
   });
   res.end(body);
 }

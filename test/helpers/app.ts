@@ -78,7 +78,7 @@ export async function testServer(
  * pool) to time out, as a draining server otherwise does (src/http/drain.ts).
  */
 export async function closeNow(server: RunningServer): Promise<void> {
-  const closed = server.close();
+  const closed = server.close({ quietMs: 0 });
   server.server.closeIdleConnections();
   await closed;
 }

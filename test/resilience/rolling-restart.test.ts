@@ -5,8 +5,11 @@ import { authSecret, createKey } from "../scale/support.js";
 import { hasNginx, Nginx } from "../support/nginx.js";
 
 const INSTANCES = 3;
-/** Requests per second, half GETs, half charged POSTs, open loop (sent on time whatever the answers do). */
-const RATE = Number(process.env.ROLLING_RATE ?? 60);
+/**
+ * Requests per second, half GETs, half charged POSTs, open loop (sent on time whatever the answers
+ * do). 200 is issue 18's goal; `ROLLING_RATE` sets another.
+ */
+const RATE = Number(process.env.ROLLING_RATE ?? 200);
 const USES = 1_000_000;
 const SLOW_START = { startTimeoutMs: 90_000 };
 
@@ -103,8 +106,9 @@ describe.skipIf(!hasNginx || !DATABASE_URL || !REDIS_URL)(
         old.proc.kill("SIGTERM");
         exits.push(await old.exited);
         events.push(`${new Date().toISOString()} exited ${old.port}`);
-        // It drained: no connection was cut at the shutdown deadline.
-        expect(old.output()).not.toContain("shutdown deadline");
+        // How it drained (listener open for how long, cut at the deadline or not), read at the end.
+        for (const line of old.output().split("\n"))
+          if (/drain|shutdown deadline|shutting down/.test(line)) events.push(`  ${old.port} ${line.slice(0, 200)}`);
         instances[i] = await spawnServer({ ...env, DATA_DIR: tempDir() }, { ...SLOW_START, port: old.port });
         events.push(`${new Date().toISOString()} started ${old.port}`);
         await sleep(2000);
@@ -117,9 +121,23 @@ describe.skipIf(!hasNginx || !DATABASE_URL || !REDIS_URL)(
       }
       console.log(JSON.stringify({ sent, classified, failed: failures.length, kinds: [...kinds] }, null, 1));
       // What nginx saw, and when each restart happened, to read a failure by.
-      if (failures.length > 0) console.log(`${events.join("\n")}\n${lb.log().split("\n").slice(-60).join("\n")}`);
+      const log = lb.log().split("\n");
+      const seen = new Map<string, number>();
+      for (const line of log) {
+        const what =
+          /\] \d+#\d+: \*\d+ ([^,]*?)(?: while [^,]*)?, client.*request: "(\w+)[^"]*", upstream: "http:\/\/([^/]*)/.exec(
+            line,
+          );
+        const other = /\[(?:warn|error|alert|crit)\] \d+#\d+: (.*)$/.exec(line)?.[1]?.slice(0, 80);
+        const key = what ? `${what[2]} ${what[3]}: ${what[1]}` : other;
+        if (key) seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      console.log(`${events.join("\n")}\nnginx: ${JSON.stringify([...seen], null, 1)}`);
+      if (failures.length > 0) console.log(log.slice(-40).join("\n"));
 
       expect(failures).toEqual([]);
+      // It drained: no connection was cut at the shutdown deadline.
+      expect(events.filter((e) => e.includes("shutdown deadline"))).toEqual([]);
       expect(exits).toEqual(Array(INSTANCES).fill(0));
       expect(sent).toBeGreaterThan(RATE * 5);
       // One charge per answered classify call: none lost, none twice.
