@@ -4,6 +4,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+COPY clients/typescript/package.json ./clients/typescript/
 COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY bin ./bin
