@@ -98,3 +98,43 @@ describe("date on moon and sun (21.6)", () => {
     expect(res.status === 200, `document says ${documented}, server ${res.status}`).toBe(documented);
   });
 });
+
+describe("input lengths and list sizes (OWASP API4): declared, and enforced by the server", () => {
+  type Op = { parameters?: Parameter[] };
+  const inputs = () =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, Op>).flatMap(([method, op]) =>
+        (op.parameters ?? []).map((p) => ({ method, path, p })),
+      ),
+    );
+
+  it("every string parameter states a maxLength (or enum/const), every list a maxItems", () => {
+    const open = inputs()
+      .filter(({ p }) => {
+        const s = p.schema as { type?: string; maxLength?: number; maxItems?: number; enum?: unknown; const?: unknown };
+        if (s.type === "array") return s.maxItems === undefined;
+        return s.type === "string" && s.maxLength === undefined && s.enum === undefined && s.const === undefined;
+      })
+      .map(({ method, path, p }) => `${method} ${path} ${p.name}`);
+    expect(open).toEqual([]);
+  });
+
+  it("a query value one character over its maxLength, or a list one item over its maxItems, is refused with 400", async () => {
+    const over = inputs().filter(
+      ({ method, p }) =>
+        method === "get" && p.in === "query" && (p.schema.maxLength !== undefined || p.schema.maxItems !== undefined),
+    );
+    expect(over.length).toBeGreaterThanOrEqual(8);
+    const accepted: string[] = [];
+    for (const { path, p } of over) {
+      const query =
+        p.schema.maxItems !== undefined
+          ? Array.from({ length: Number(p.schema.maxItems) + 1 }, () => `${p.name}=public`).join("&")
+          : `${p.name}=${"A".repeat(Number(p.schema.maxLength) + 1)}`;
+      const base = path === "/v1/vat" ? "code=DE&" : path.startsWith("/v1/holidays") ? "country=GB&" : "";
+      const res = await t.app.request(`${path}?${base}${query}`);
+      if (res.status !== 400) accepted.push(`${path} ${p.name}: ${res.status}`);
+    }
+    expect(accepted).toEqual([]);
+  });
+});

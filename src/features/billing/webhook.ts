@@ -3,7 +3,7 @@ import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { isPlanName } from "../keys/plans.js";
-import { errorResponse } from "../shared/responses.js";
+import { errorResponse, HEADERS_MAX } from "../shared/responses.js";
 
 /** The fields of a Stripe Checkout Session we read (everything else may vary). */
 const CheckoutSession = z.object({
@@ -28,8 +28,8 @@ const WebhookAnswer = z
 /** The envelope of every Stripe event (the parts we read); a signed body of another shape is a 400. */
 const StripeEvent = z
   .object({
-    id: z.string().openapi({ example: "evt_1QxYz2AbCdEfGhIj" }),
-    type: z.string().openapi({ example: "checkout.session.completed" }),
+    id: z.string().max(255).openapi({ example: "evt_1QxYz2AbCdEfGhIj" }),
+    type: z.string().max(255).openapi({ example: "checkout.session.completed" }),
     data: z.object({
       object: z.record(z.string(), z.unknown()).openapi({ description: "A Checkout Session for the event applied." }),
     }),
@@ -51,7 +51,7 @@ const route = createRoute({
     "applied once (Stripe retries). Without `STRIPE_WEBHOOK_SECRET` the endpoint answers 503 `unavailable`.",
   request: {
     headers: z.object({
-      "Stripe-Signature": z.string().openapi({
+      "Stripe-Signature": z.string().max(HEADERS_MAX).openapi({
         description: "`t=<unix seconds>,v1=<HMAC-SHA256 hex>`, made by Stripe with the endpoint's secret.",
         example: "t=1732530000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
       }),

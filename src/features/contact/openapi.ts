@@ -3,11 +3,11 @@ import { errorResponse, type HeaderDocs } from "../shared/responses.js";
 export const contactLimitHeaders: HeaderDocs = {
   "RateLimit-Policy": {
     description: 'Per-IP hourly limit and global daily cap: `"contact";q=5;w=3600, "contact-daily";q=500;w=86400`.',
-    schema: { type: "string" as const, example: '"contact";q=5;w=3600, "contact-daily";q=500;w=86400' },
+    schema: { type: "string" as const, maxLength: 128, example: '"contact";q=5;w=3600, "contact-daily";q=500;w=86400' },
   },
   RateLimit: {
     description: "Messages left for this client IP (`r`) and seconds until its window resets (`t`).",
-    schema: { type: "string" as const, example: '"contact";r=4;t=3600' },
+    schema: { type: "string" as const, maxLength: 128, example: '"contact";r=4;t=3600' },
   },
 };
 
@@ -55,7 +55,7 @@ export const contactErrorResponses = {
       ...contactLimitHeaders,
       "Retry-After": {
         description: "Seconds until the limit resets.",
-        schema: { type: "integer" as const, example: 3412 },
+        schema: { type: "integer" as const, minimum: 1, maximum: 86_400, example: 3412 },
       },
     },
   ),

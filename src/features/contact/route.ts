@@ -35,7 +35,7 @@ const route = createRoute({
         ...contactLimitHeaders,
         "Idempotent-Replayed": {
           description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
-          schema: { type: "string" as const, example: "true" },
+          schema: { type: "string" as const, enum: ["true"], example: "true" },
         },
       },
       content: { "application/json": { schema: ContactSent } },

@@ -9,12 +9,14 @@ export type HolidayTypeName = (typeof HOLIDAY_TYPES)[number];
 const country = z
   .string()
   .trim()
+  .max(2, "must be an ISO 3166-1 alpha-2 country code such as GB")
   .regex(/^[A-Za-z]{2}$/, "must be an ISO 3166-1 alpha-2 country code such as GB")
   .openapi({ ...q("country"), example: "GB", description: "ISO 3166-1 alpha-2, any case." });
 
 const region = z
   .string()
   .trim()
+  .max(40, "must be a subdivision code such as ENG or GB-ENG, or its name")
   .regex(/^[A-Za-z0-9][A-Za-z0-9 _-]{0,39}$/, "must be a subdivision code such as ENG or GB-ENG, or its name")
   .optional()
   .openapi({
@@ -37,9 +39,11 @@ const listOf = <T extends string>(allowed: readonly T[]) =>
       (Array.isArray(v) ? v : [v]).flatMap((s) =>
         typeof s === "string" ? s.split(",").map((t) => t.trim().toLowerCase()) : [s],
       ),
-    z.array(
-      z.enum(allowed as readonly [T, ...T[]], { error: `must be a comma-separated list of ${allowed.join(", ")}` }),
-    ),
+    z
+      .array(
+        z.enum(allowed as readonly [T, ...T[]], { error: `must be a comma-separated list of ${allowed.join(", ")}` }),
+      )
+      .max(allowed.length, `must list each of ${allowed.join(", ")} at most once`),
   );
 
 /** Parameter metadata of a list (the explode form a generated client sends). */
@@ -71,6 +75,7 @@ export const WorkingDaysQuery = z.object({
   region,
   date: z
     .string()
+    .max(10, "must be a date YYYY-MM-DD")
     .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);

@@ -78,7 +78,10 @@ const route = createRoute({
     200: {
       description: "The key's usage.",
       headers: {
-        "Cache-Control": { description: "`no-store`: the figures change with every call.", schema: { type: "string" } },
+        "Cache-Control": {
+          description: "`no-store`: the figures change with every call.",
+          schema: { type: "string", enum: ["no-store"] },
+        },
       },
       content: { "application/json": { schema: UsageResponse, example: USAGE_EXAMPLE } },
     },

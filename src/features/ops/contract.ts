@@ -1,7 +1,7 @@
 import { CORS_HEADERS } from "../../http/cors.js";
 import { CACHED_LOOKUPS } from "../../http/http-cache.js";
 import { QUERY_ALIASES } from "../../http/query-aliases.js";
-import { demoTierErrorResponses, demoTierHeaders } from "../shared/responses.js";
+import { demoTierErrorResponses, demoTierHeaders, HEADERS_MAX } from "../shared/responses.js";
 
 /**
  * Post-processing of the generated OpenAPI document so it declares what the server really does
@@ -89,6 +89,32 @@ function addTimeFormats(node: unknown): void {
   for (const value of Object.values(schema)) addTimeFormats(value);
 }
 
+const INT32 = 2 ** 31;
+
+/**
+ * Every integer states its size and range: a range left open is JavaScript's exact integers (the
+ * largest a JSON answer of this server can carry), and the format is `int32` when the range fits
+ * in 32 bits, else `int64`. Examples are data, not schemas, and are left alone.
+ */
+function addIntegerRanges(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) addIntegerRanges(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const schema = node as Json;
+  const isInteger = schema.type === "integer" || (Array.isArray(schema.type) && schema.type.includes("integer"));
+  if (isInteger) {
+    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) schema.minimum = Number.MIN_SAFE_INTEGER;
+    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) schema.maximum = Number.MAX_SAFE_INTEGER;
+    const low = Number(schema.minimum ?? schema.exclusiveMinimum);
+    const high = Number(schema.maximum ?? schema.exclusiveMaximum);
+    schema.format ??= low >= -INT32 && high < INT32 ? "int32" : "int64";
+  }
+  for (const [key, value] of Object.entries(schema))
+    if (key !== "example" && key !== "examples") addIntegerRanges(value);
+}
+
 const CACHED_PATHS = new Set(CACHED_LOOKUPS.map((l) => l.path));
 /** Operations no key applies to. */
 const UNAUTHENTICATED = new Set(["/v1/billing/webhook", "/v1/mail/contact"]);
@@ -167,19 +193,22 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
     ...components.headers,
     "X-Request-Id": {
       description: "Generated per request (never taken from the client); errors repeat it as `error.request_id`.",
-      schema: { type: "string", format: "uuid" },
+      schema: { type: "string", format: "uuid", maxLength: 36 },
     },
     "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
-    ETag: { description: "Strong validator of the body (SHA-1).", schema: { type: "string" } },
+    ETag: {
+      description: "Strong validator of the body (SHA-1).",
+      schema: { type: "string", maxLength: 42, pattern: '^"[0-9a-f]{40}"$' },
+    },
     "Cache-Control": {
       description: "`public, max-age=N` when the query pins the answer (date/year), else `no-cache`.",
-      schema: { type: "string" },
+      schema: { type: "string", maxLength: 64 },
     },
-    Allow: { description: "The methods the path serves.", schema: { type: "string" } },
+    Allow: { description: "The methods the path serves.", schema: { type: "string", maxLength: 64 } },
     "WWW-Authenticate": {
       description:
         'RFC 6750: `Bearer` when no usable key was sent, `Bearer error="invalid_token"` when the key was rejected.',
-      schema: { type: "string", pattern: "^Bearer" },
+      schema: { type: "string", maxLength: 128, pattern: "^Bearer" },
     },
     // The CORS headers as http/cors.ts sends them on every /v1 answer.
     ...Object.fromEntries(
@@ -233,6 +262,7 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       if (CACHED_PATHS.has(path)) {
         addHeaderParameter(op, "If-None-Match", "An ETag from an earlier answer: 304 when the answer is the same.", {
           type: "string",
+          maxLength: HEADERS_MAX,
         });
         op.responses["304"] ??= {
           description: "Not modified: the ETag matched; no body.",
@@ -253,5 +283,8 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
       }
     }
   }
+  addIntegerRanges(out.components);
+  addIntegerRanges(out.paths);
+  addIntegerRanges(webhooks);
   return limits ? withLimits(out, limits) : out;
 }

@@ -66,6 +66,7 @@ export function canonicalZone(name: string): string | null {
 
 export const timeZoneParam = z
   .string()
+  .max(64, TZ_INVALID)
   .refine((v) => canonicalZone(v) !== null, TZ_INVALID)
   .openapi({ example: "Europe/London", description: "IANA time zone of the local civil day." });
 
@@ -83,6 +84,7 @@ export function isDateOrDateTime(value: string): boolean {
 
 export const dateParam = z
   .string()
+  .max(35, DATE_INVALID)
   .refine(isDateOrDateTime, DATE_INVALID)
   .openapi({
     example: "2024-01-25",

@@ -24,19 +24,34 @@ interface ErrorExample {
 
 export type HeaderDocs = Record<
   string,
-  { description: string; schema: { type: "string" | "integer"; example?: unknown } }
+  {
+    description: string;
+    schema: {
+      type: "string" | "integer";
+      maxLength?: number;
+      minimum?: number;
+      maximum?: number;
+      example?: unknown;
+    };
+  }
 >;
+
+/**
+ * Node's limit on a request's headers taken together (http.maxHeaderSize, 16 KiB): no one header
+ * can be longer, and a request over it is answered 431 before any route.
+ */
+export const HEADERS_MAX = 16_384;
 
 const EXAMPLE_REQUEST_ID = "3f1c9a2e-5b7d-4e8a-9c61-0d2f4b8a7e15";
 
 export const demoTierHeaders: HeaderDocs = {
   "RateLimit-Policy": {
     description: 'Demo-tier policy: `"demo";q=60;w=3600` (60 calls per 3600 s per client IP).',
-    schema: { type: "string", example: '"demo";q=60;w=3600' },
+    schema: { type: "string", maxLength: 128, example: '"demo";q=60;w=3600' },
   },
   RateLimit: {
     description: "Calls left (`r`) and seconds until the window resets (`t`).",
-    schema: { type: "string", example: '"demo";r=59;t=3600' },
+    schema: { type: "string", maxLength: 128, example: '"demo";r=59;t=3600' },
   },
 };
 
@@ -79,7 +94,10 @@ export const demoTierErrorResponses = {
     },
     {
       ...demoTierHeaders,
-      "Retry-After": { description: "Seconds until the window resets.", schema: { type: "integer", example: 1800 } },
+      "Retry-After": {
+        description: "Seconds until the window resets.",
+        schema: { type: "integer", minimum: 1, maximum: 86_400, example: 1800 },
+      },
     },
   ),
 } as const;

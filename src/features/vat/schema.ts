@@ -21,6 +21,7 @@ export const VatQuery = z.object({
     }),
   date: z
     .string()
+    .max(10, "must be a calendar date YYYY-MM-DD")
     .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a calendar date YYYY-MM-DD")
     .refine((v) => DateTime.fromISO(v, { zone: "UTC" }).isValid, "must be a real calendar date YYYY-MM-DD")
     .optional()

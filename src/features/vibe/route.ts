@@ -34,7 +34,10 @@ const route = createRoute({
     200: {
       description: "One result per text, in input order.",
       headers: {
-        "Idempotent-Replayed": { description: "`true` when this is a stored answer.", schema: { type: "string" } },
+        "Idempotent-Replayed": {
+          description: "`true` when this is a stored answer.",
+          schema: { type: "string", enum: ["true"] },
+        },
       },
       content: { "application/json": { schema: ClassifyResponse, example: CLASSIFY_EXAMPLE } },
     },
