@@ -1,38 +1,9 @@
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seriousViolations } from "../support/axe.js";
 import { type BrowserSite, CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
 import type { SmtpTestServer } from "../support/smtp-server.js";
-
-const AXE = (createRequire(import.meta.url)("axe-core") as { source: string }).source;
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core (WCAG 2 A/AA rules, incl. 4.5:1 colour contrast) on the page as it is now. */
-async function seriousViolations(page: Page, exclude: string[] = []): Promise<string[]> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: AXE });
-  const violations = (await page.evaluate(
-    async (ex) =>
-      (
-        await (
-          window as unknown as { axe: { run: (ctx: unknown, o: unknown) => Promise<{ violations: Violation[] }> } }
-        ).axe.run(
-          { exclude: ex.map((s) => [s]) },
-          { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } },
-        )
-      ).violations,
-    exclude,
-  )) as Violation[];
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
 
 describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-sized, light and dark", () => {
   let site: BrowserSite;
