@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { MemoryCache, RedisCache } from "./adapters/cache.js";
 import { createClassifier } from "./adapters/classifier/factory.js";
@@ -10,64 +9,17 @@ import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
 import { createRedis, untilReady } from "./adapters/redis.js";
 import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
+import type { AppDeps } from "./app-deps.js";
 import { type Config, resolveAuthSecret } from "./config.js";
-import { type Database, openDatabase, poolSettings } from "./db/database.js";
+import { openDatabase, poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
 import { migrate } from "./db/migrations.js";
-import { AccountKeys } from "./features/keys/account-keys.js";
-import { accountKeyStore } from "./features/keys/pooled-store.js";
-import { UsageCounter } from "./features/keys/usage.js";
+import { AccountKeys, accountKeyStore, UsageCounter } from "./features/keys/index.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import { Drain } from "./http/drain.js";
 import { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
-import type { Cache } from "./ports/cache.js";
-import type { Classifier } from "./ports/classifier.js";
-import type { Forecaster } from "./ports/forecaster.js";
-import type { IdempotencyStore } from "./ports/idempotency.js";
-import type { KeyStore } from "./ports/key-store.js";
-import type { MailLane } from "./ports/mail-lane.js";
-import type { Metrics } from "./ports/metrics.js";
-import type { PostcodeResolver } from "./ports/postcode-resolver.js";
-import type { RateLimiter } from "./ports/rate-limiter.js";
-import type { VatRegistry } from "./ports/vat-registry.js";
 
-/** Everything the app needs, built once by main.ts (or by a test with fakes). */
-export interface AppDeps {
-  config: Config;
-  logger: Logger;
-  metrics: Metrics;
-  database: Database;
-  limiter: RateLimiter;
-  redis?: Redis;
-  idempotency: IdempotencyStore;
-  now: () => Date;
-  /** API keys: the embedded store, or Unkey when UNKEY_ROOT_KEY is set. */
-  keys: KeyStore;
-  /** INVALID_KEY_LIMIT: bounds how many rejected keys per IP reach `keys` (which it watches). */
-  keyGuesses: InvalidKeyThrottle;
-  /** Charged calls per key per hour (account page, GET /v1/usage). */
-  usage: UsageCounter;
-  /** Self-service keys under plans (caps, rolls with grace, plan grants). */
-  accountKeys: AccountKeys;
-  /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
-  classifier: Classifier;
-  /** AUTH_SECRET, or the one generated into DATA_DIR: read once here, not inside createApp. */
-  authSecret: string;
-  /** The SMTP mail lane; undefined when MAIL_URL is unset. */
-  mail?: MailLane;
-  /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
-  cache: Cache;
-  /** Serialised lookup answers the hot lane sends again (ANSWER_CACHE_MB; undefined when 0). */
-  answers?: AnswerCache;
-  /** postcodes.io (uncached; the postcode feature caches). */
-  postcodes: PostcodeResolver;
-  /** Open-Meteo (uncached; the weather feature caches). */
-  forecaster: Forecaster;
-  /** VIES registration checks (cached); undefined unless VIES_BASE_URL is set. */
-  vatRegistry?: VatRegistry;
-  /** Shutting down: begun by the server's close(), read by /readyz. */
-  drain: Drain;
-}
+export type { AppDeps };
 
 /** Builds the real dependencies for `config`, applying migrations. */
 export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {

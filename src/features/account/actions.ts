@@ -2,13 +2,13 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
+import { type AccountContext, requireSameOrigin } from "./context.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
 import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { takeNotice } from "./notice-once.js";
 import { configuredProviders } from "./providers.js";
-import { type AccountContext, requireSameOrigin } from "./route.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 /** Fixed notices for `/account?notice=…` (never echo free text from the URL). */

@@ -1,3 +1,6 @@
+import type { Hono } from "hono";
+import type { AppEnv } from "../../http/types.js";
+
 /** The account page's only stylesheet and script, served by the app (no CDN, no build step). */
 
 export const ACCOUNT_CSS = `
@@ -89,3 +92,16 @@ document.addEventListener("click", function (event) {
   }
 });
 `;
+
+/** The account pages' stylesheet and script (cached an hour). */
+export function registerAccountAssets(app: Hono<AppEnv>): void {
+  app.get("/account/assets/account.css", (c) =>
+    c.body(ACCOUNT_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
+  );
+  app.get("/account/assets/account.js", (c) =>
+    c.body(ACCOUNT_JS, 200, {
+      "Content-Type": "text/javascript; charset=utf-8",
+      "Cache-Control": "public, max-age=3600",
+    }),
+  );
+}

@@ -1,6 +1,6 @@
-import type { KeyOverview } from "../keys/account-keys.js";
+import type { KeyOverview } from "../keys/index.js";
 import { Cancel, Csrf, EXPIRY_CHOICES, shortKey, When } from "./keys-views.jsx";
-import { Layout } from "./views.jsx";
+import { Layout } from "./layout.jsx";
 
 /** `EXPIRY_KEEP` in the expiry list leaves the expiry as it is (key-edit.ts). */
 export const EXPIRY_KEEP = "keep";

@@ -1,6 +1,6 @@
 import { ApiError } from "../../http/errors.js";
 import type { KeyUpdate } from "../../ports/key-store.js";
-import { CLEAR_WORDS, parseRatelimit, parseUses } from "../keys/key-fields.js";
+import { CLEAR_WORDS, parseRatelimit, parseUses } from "../keys/index.js";
 import { field } from "./http.js";
 import { EXPIRY_KEEP } from "./key-edit-view.jsx";
 import { EXPIRY_CHOICES } from "./keys-views.jsx";

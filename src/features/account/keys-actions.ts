@@ -3,13 +3,13 @@ import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import type { CreatedKey } from "../../ports/key-store.js";
+import type { AccountContext } from "./context.js";
 import { csrfToken } from "./csrf.js";
 import { type KeyFlash, setKeyFlash } from "./flash.js";
 import { field } from "./http.js";
 import { expiryChoice, keyName, parseKeyEdit, permissionsOf } from "./key-edit.js";
 import { EditKeyPage } from "./key-edit-view.jsx";
 import { ConfirmKeyPage, GRACE_CHOICES, livePair } from "./keys-views.jsx";
-import type { AccountContext } from "./route.js";
 
 type Session = { user: { id: string; email: string }; session: { id: string } };
 

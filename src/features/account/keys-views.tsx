@@ -1,7 +1,7 @@
-import type { AccountPlan, KeyOverview } from "../keys/account-keys.js";
+import type { AccountPlan, KeyOverview } from "../keys/index.js";
 import type { KeyFlash } from "./flash.js";
+import { Layout } from "./layout.jsx";
 import { type DailyUsage, UsageChart } from "./usage-chart.jsx";
-import { Layout } from "./views.jsx";
 
 /** Times as `2026-11-22 23:40 UTC`, in a `<time>` with the exact instant. */
 export function When({ iso, none = "never" }: { iso: string | null; none?: string }) {

@@ -1,45 +1,12 @@
-import { raw } from "hono/html";
-import type { Child } from "hono/jsx";
-import { FAVICON_PATH } from "../home/favicon.js";
-import type { KeyOverview } from "../keys/account-keys.js";
-import type { Plan } from "../keys/plans.js";
+import type { KeyOverview, Plan } from "../keys/index.js";
 import type { KeyFlash } from "./flash.js";
 import { KeysSection, NewKeyBox } from "./keys-views.jsx";
+import { Layout } from "./layout.jsx";
 import type { LinkProvider } from "./providers.js";
 
 export interface Notice {
   kind: "ok" | "error";
   text: string;
-}
-
-export function Layout(props: { title: string; children: Child }) {
-  // The doctype keeps browsers out of quirks mode (JSX cannot write it).
-  return (
-    <>
-      {raw("<!doctype html>")}
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <title>{props.title} · Almanac</title>
-          <link rel="icon" href={FAVICON_PATH} type="image/svg+xml" />
-          <link rel="stylesheet" href="/account/assets/account.css" />
-          <script src="/account/assets/account.js" defer></script>
-        </head>
-        <body>
-          <header>
-            <nav aria-label="Almanac">
-              <a href="/" class="brand">
-                Almanac
-              </a>{" "}
-              · <a href="/docs">API reference</a> · <a href="/account">Account and keys</a>
-            </nav>
-          </header>
-          <main id="main">{props.children}</main>
-        </body>
-      </html>
-    </>
-  );
 }
 
 function NoticeBox({ notice }: { notice?: Notice }) {

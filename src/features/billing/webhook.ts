@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import { isPlanName } from "../keys/plans.js";
+import { isPlanName } from "../keys/index.js";
 import { errorResponse, HEADERS_MAX } from "../shared/responses.js";
 
 /** The fields of a Stripe Checkout Session we read (everything else may vary). */
@@ -121,7 +121,10 @@ async function verifiedEvent(payload: string, signature: string, secret: string,
  * `POST /v1/billing/webhook`: the raw body is verified with the official `stripe` package. In the
  * document's `webhooks` (keyed by the path Stripe posts to), not `paths`: no client calls it.
  */
-export function registerBillingWebhook(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerBillingWebhook(
+  app: OpenAPIHono<AppEnv>,
+  deps: Pick<AppDeps, "accountKeys" | "config" | "logger" | "now">,
+): void {
   app.openAPIRegistry.registerWebhook(route);
   app.post(route.path, async (c) => {
     const secret = deps.config.STRIPE_WEBHOOK_SECRET;

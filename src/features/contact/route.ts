@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
@@ -7,7 +6,7 @@ import { sha256Hex } from "../../lib/hash.js";
 import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
 import { ContactRequest, ContactSent, IdempotencyHeader } from "./schema.js";
-import { sendContact, sendContactOnce } from "./send.js";
+import { type ContactDeps, sendContact, sendContactOnce } from "./send.js";
 import { ContactStore } from "./store.js";
 import { contactValidationError } from "./validation.js";
 
@@ -45,7 +44,7 @@ const route = createRoute({
 });
 
 /** POST /v1/mail/contact: the contact desk. */
-export function registerContact(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): void {
   const store = new ContactStore(deps.database.db, deps.now);
   app.openapi(
     route,

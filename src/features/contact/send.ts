@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { AppDeps } from "../../app-deps.js";
 import { IDEMPOTENCY_TTL_MS } from "../../db/idempotency.js";
-import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH, type OnceAnswer } from "../shared/idempotency.js";
@@ -8,10 +8,13 @@ import { deliverContact } from "./deliver.js";
 import { spendContactLimits } from "./limits.js";
 import { type ContactRow, type ContactStore, type NewContact, sameMessage } from "./store.js";
 
+/** What the contact desk uses of the app's dependencies. */
+export type ContactDeps = Pick<AppDeps, "config" | "database" | "idempotency" | "limiter" | "mail" | "now">;
+
 const MAX_POLL_MS = 200;
 
 export interface ContactSend {
-  deps: AppDeps;
+  deps: ContactDeps;
   store: ContactStore;
   lane: MailLane;
   input: NewContact & { clientIp: string };

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DateTime } from "luxon";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
@@ -130,7 +130,7 @@ const workingDaysRoute = createRoute({
 });
 
 /** `GET /v1/holidays` and `GET /v1/holidays/working-days`. */
-export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
   // date-holidays and its data are loaded on the first holidays request, not at start-up
   // (about a quarter of a second and 15 MB that most processes never need).
   let calendars: Promise<HolidayCalendars> | undefined;

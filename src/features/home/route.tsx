@@ -1,8 +1,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../http/types.js";
-import { htmlErrors, pageHeaders } from "../account/http.js";
-import { ErrorPage, Layout } from "../account/views.jsx";
-import { registerFavicon } from "./favicon.js";
+import { ErrorPage, htmlErrors, Layout, pageHeaders } from "../account/index.js";
+import { registerFavicon } from "../shared/favicon.js";
 
 /** One example per public endpoint: path and query, and what it answers. */
 const LOOKUPS: { title: string; path: string; what: string }[] = [

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
@@ -106,7 +106,7 @@ const route = createRoute({
 });
 
 /** `GET /v1/usage` (exempt from the demo tier: see app.ts). */
-export function registerUsage(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "accountKeys" | "keys" | "usage">): void {
   app.openAPIRegistry.registerPath(route);
   app.get(route.path, async (c) => {
     const token = parseBearer(c.req.header("authorization"));

@@ -1,11 +1,14 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Hono } from "hono";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 
 /** Operations outside /v1: liveness, readiness, Prometheus metrics. */
-export function registerOps(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerOps(
+  app: Hono<AppEnv>,
+  deps: Pick<AppDeps, "config" | "database" | "drain" | "limiter" | "metrics" | "redis">,
+): void {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
   app.get("/readyz", async (c) => {

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import type { AppEnv } from "../../http/types.js";
 import { demoTierHeaders } from "../shared/responses.js";
 import type { PlaceLookup } from "./lookup.js";
@@ -49,7 +49,7 @@ const route = createRoute({
 });
 
 /** `GET /v1/postcode?postcode=`: the postcode resolver on its own. */
-export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: AppDeps, places: PlaceLookup): void {
+export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">, places: PlaceLookup): void {
   app.openapi(route, async (c) => {
     const place = await places.find(c.req.valid("query").postcode);
     return c.json({ ...placeView(place), sources: [postcodesIoSource(deps.now().getUTCFullYear())] }, 200);

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
@@ -60,7 +60,7 @@ const route = createRoute({
 });
 
 /** `GET /v1/sun?lat=&lon=&date=&tz=`. */
-export function registerSun(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerSun(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
   const zones = new TimeZones();
   app.openapi(route, (c) => {
     const { lat, lon, tz, date } = c.req.valid("query");

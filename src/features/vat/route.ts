@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { LRUCache } from "lru-cache";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
 import { taggedJson } from "../../http/http-cache.js";
@@ -69,7 +69,7 @@ async function registration(
   };
 }
 
-export function registerVat(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" | "vatRegistry">): void {
   const data = loadVatDataset();
   const today = new LocalToday();
   const answers = new LRUCache<string, string>({ max: 2_000 });

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
 import { type AuthenticatedKey, acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
@@ -9,6 +9,9 @@ import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
 import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
+
+/** What classification uses of the app's dependencies. */
+export type VibeDeps = Pick<AppDeps, "classifier" | "config" | "idempotency" | "keys" | "logger">;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -43,7 +46,7 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  * Concurrent copies wait for its answer and replay it, or get a 409; they, replays, invalid
  * bodies and takeovers of a claim whose holder died (its use was spent) verify with cost 0.
  */
-export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promise<Response> {
+export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promise<Response> {
   const token = parseBearer(c.req.header("authorization"));
   if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
 
@@ -109,11 +112,11 @@ export async function classifyHandler(c: Context<AppEnv>, deps: AppDeps): Promis
 }
 
 /** Gives back the use a failed job spent (keys without a usage limit spent none). */
-async function refund(deps: AppDeps, key: AuthenticatedKey): Promise<void> {
+async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
   if (key.remaining !== null) await deps.keys.credit(key.keyId, 1);
 }
 
-async function classify(deps: AppDeps, texts: string[]): Promise<ClassifyResponseBody> {
+async function classify(deps: VibeDeps, texts: string[]): Promise<ClassifyResponseBody> {
   const outcome = await deps.classifier.classify(texts);
   if (!outcome.ok) {
     deps.logger.warn({ detail: outcome.detail }, "classifier failed");

@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../../deps.js";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { errorResponse } from "../shared/responses.js";
-import { classifyHandler } from "./handler.js";
+import { classifyHandler, type VibeDeps } from "./handler.js";
 import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse } from "./schema.js";
 
 const retryAfter = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
@@ -88,7 +87,7 @@ const route = createRoute({
 });
 
 /** `POST /v1/vibe/classify`. Documented from `route`; the body is read by hand, after authentication. */
-export function registerVibe(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerVibe(app: OpenAPIHono<AppEnv>, deps: VibeDeps): void {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",

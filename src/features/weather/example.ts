@@ -1,4 +1,4 @@
-import { postcodesIoSource } from "../postcode/sources.js";
+import { postcodesIoSource } from "../postcode/index.js";
 import type { WeatherView } from "./schema.js";
 import { OPEN_METEO_SOURCE } from "./sources.js";
 

@@ -2,7 +2,7 @@ import { ApiError } from "../../http/errors.js";
 import type { Cache } from "../../ports/cache.js";
 import type { Forecast, Forecaster } from "../../ports/forecaster.js";
 import { UpstreamError } from "../../ports/upstream-error.js";
-import { FORECAST_FAILED } from "../postcode/schema.js";
+import { FORECAST_FAILED } from "../postcode/index.js";
 import { CachedLoader } from "../shared/cached-loader.js";
 
 export const FORECAST_TTL_MS = 15 * 60 * 1000;

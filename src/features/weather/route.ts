@@ -1,11 +1,16 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { TypedResponse } from "hono";
-import type { AppDeps } from "../../deps.js";
+import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import type { AppEnv } from "../../http/types.js";
-import type { PlaceLookup } from "../postcode/lookup.js";
-import { postcodeNotFound } from "../postcode/lookup.js";
-import { FORECAST_FAILED, PostcodeQuery, postcodeErrorResponses, RESOLVER_FAILED } from "../postcode/schema.js";
+import type { PlaceLookup } from "../postcode/index.js";
+import {
+  FORECAST_FAILED,
+  PostcodeQuery,
+  postcodeErrorResponses,
+  postcodeNotFound,
+  RESOLVER_FAILED,
+} from "../postcode/index.js";
 import { demoTierHeaders } from "../shared/responses.js";
 import { WEATHER_EXAMPLE } from "./example.js";
 import { ForecastLookup } from "./forecast.js";
@@ -43,7 +48,11 @@ const route = createRoute({
 });
 
 /** `GET /v1/weather?postcode=`: place, current conditions and a 7-day forecast. */
-export function registerWeather(app: OpenAPIHono<AppEnv>, deps: AppDeps, places: PlaceLookup): void {
+export function registerWeather(
+  app: OpenAPIHono<AppEnv>,
+  deps: Pick<AppDeps, "cache" | "forecaster" | "now">,
+  places: PlaceLookup,
+): void {
   const forecasts = new ForecastLookup(deps.forecaster, deps.cache);
   const bodies = new ReportBodies();
   app.openapi(route, async (c) => {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { SourceSchema } from "../postcode/schema.js";
+import { SourceSchema } from "../postcode/index.js";
 
 const n = z.number().nullable();
 const isoTime = z.string().openapi({ description: "ISO 8601 with offset.", example: "2024-10-24T14:15:00+01:00" });

@@ -1,4 +1,4 @@
-import { postcodesIoSource, type Source } from "../postcode/sources.js";
+import { postcodesIoSource, type Source } from "../postcode/index.js";
 
 /** Open-Meteo's data is CC BY 4.0: the attribution must be shown with it. */
 export const OPEN_METEO_SOURCE: Source = {

@@ -1,0 +1,58 @@
+// The house rules, kept by `npm run check` (dependency-cruiser): see docs/architecture.md.
+// Type-only imports count (tsPreCompilationDeps), so a type can no more make a cycle than a value.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment: "No module reaches itself again through its imports (type-only imports included).",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "feature-public-face",
+      severity: "error",
+      comment:
+        "A feature imports another feature only through its public face (src/features/NAME/index.ts); " +
+        "features/shared is the shared toolbox, not a feature.",
+      from: { path: "^src/features/([^/]+)/" },
+      to: {
+        path: "^src/features/[^/]+/",
+        pathNot: ["^src/features/$1/", "^src/features/shared/", "^src/features/[^/]+/index\\.ts$"],
+      },
+    },
+    {
+      name: "feature-no-adapters",
+      severity: "error",
+      comment: "Features depend on ports (src/ports), never on an adapter; the composition root picks adapters.",
+      from: { path: "^src/features/" },
+      to: { path: "^src/adapters/" },
+    },
+    {
+      name: "feature-no-composition-root",
+      severity: "error",
+      comment:
+        "Features do not import the composition root (deps.ts, app.ts, main.ts, server.ts, cluster.ts) nor the CLI; " +
+        "AppDeps lives beside the ports (src/app-deps.ts, beside the ports).",
+      from: { path: "^src/features/" },
+      to: { path: ["^src/(deps|app|main|server|cluster)\\.ts$", "^src/cli/"] },
+    },
+    {
+      name: "ports-are-leaves",
+      severity: "error",
+      comment: "Ports do not import adapters or the composition root.",
+      from: { path: "^src/ports/" },
+      to: { path: ["^src/adapters/", "^src/(deps|app|main|server|cluster)\\.ts$", "^src/cli/"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "\\.test\\.tsx?$|\\.fixture\\.ts$" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      extensions: [".ts", ".tsx", ".js", ".d.ts"],
+    },
+  },
+};

@@ -1,0 +1,71 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { ApiError, renderError } from "../../http/errors.js";
+import type { AppEnv } from "../../http/types.js";
+import type { AccountContext } from "./context.js";
+import { asApiError, authHeaders } from "./http.js";
+import type { SignInAction } from "./sign-in-limits.js";
+
+const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
+
+/**
+ * The better-auth routes the product uses (README "Accounts"), by method and path under
+ * /api/auth; everything else better-auth would serve is a 404. `limit` marks the routes that
+ * send or check a code, which spend the per-address and per-IP sign-in budgets.
+ */
+const EXPOSED: { method: string; path: RegExp; limit?: SignInAction }[] = [
+  { method: "POST", path: /^\/email-otp\/send-verification-otp$/, limit: "send" },
+  { method: "POST", path: /^\/sign-in\/email-otp$/, limit: "check" },
+  { method: "GET", path: /^\/get-session$/ },
+  { method: "POST", path: /^\/sign-out$/ },
+  { method: "POST", path: /^\/sign-in\/social$/ },
+  { method: "POST", path: /^\/sign-in\/oauth2$/ },
+  { method: "GET", path: /^\/callback\/[\w-]+$/ },
+  { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/ },
+];
+
+/** better-auth at /api/auth/*: only the EXPOSED routes, with the sign-in budgets and one error shape. */
+export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext): void {
+  app.on(["GET", "POST"], "/api/auth/*", async (c) => {
+    const sub = c.req.path.slice("/api/auth".length);
+    const route = EXPOSED.find((r) => r.method === c.req.method && r.path.test(sub));
+    if (!route) throw new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`);
+    if (!ctx.deps.mail && c.req.path === SEND_OTP_PATH) {
+      throw new ApiError("unavailable", "Sign-in is unavailable: no mail lane is configured on this server.");
+    }
+    let address = "";
+    if (route.limit) {
+      const body = (await c.req.raw
+        .clone()
+        .json()
+        .catch(() => null)) as { email?: unknown } | null;
+      // Without an address better-auth answers 400 itself; the IP budget is spent either way.
+      address = typeof body?.email === "string" ? body.email : "";
+      const budget = await ctx.spend(c, route.limit, address);
+      if (!budget.allowed) {
+        throw new ApiError(
+          "rate_limited",
+          route.limit === "send"
+            ? "Too many sign-in codes requested; retry later."
+            : "Too many sign-in code checks; retry later.",
+          { reason: "SIGN_IN_LIMIT", headers: { "Retry-After": String(budget.retryAfterSec) } },
+        );
+      }
+    }
+    const req = new Request(c.req.raw, { headers: authHeaders(c) });
+    const { auth } = await ctx.loadAuth();
+    const { result: res, refused } = await ctx.watchingMail(() => auth.handler(req));
+    if (refused) {
+      throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.");
+    }
+    const error = await asApiError(res);
+    if (!error) {
+      if (route.limit === "check") res.headers.append("Set-Cookie", ctx.rememberBrowser(c, address));
+      return res;
+    }
+    if (error.code === "internal")
+      ctx.deps.logger.error({ status: res.status, path: c.req.path }, "better-auth failed");
+    const answer = renderError(c, error);
+    for (const cookie of res.headers.getSetCookie()) answer.headers.append("Set-Cookie", cookie);
+    return answer;
+  });
+}

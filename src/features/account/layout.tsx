@@ -1,0 +1,34 @@
+import { raw } from "hono/html";
+import type { Child } from "hono/jsx";
+import { FAVICON_PATH } from "../shared/favicon.js";
+
+/** The one page layout: the account pages and the home page. */
+export function Layout(props: { title: string; children: Child }) {
+  // The doctype keeps browsers out of quirks mode (JSX cannot write it).
+  return (
+    <>
+      {raw("<!doctype html>")}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{props.title} · Almanac</title>
+          <link rel="icon" href={FAVICON_PATH} type="image/svg+xml" />
+          <link rel="stylesheet" href="/account/assets/account.css" />
+          <script src="/account/assets/account.js" defer></script>
+        </head>
+        <body>
+          <header>
+            <nav aria-label="Almanac">
+              <a href="/" class="brand">
+                Almanac
+              </a>{" "}
+              · <a href="/docs">API reference</a> · <a href="/account">Account and keys</a>
+            </nav>
+          </header>
+          <main id="main">{props.children}</main>
+        </body>
+      </html>
+    </>
+  );
+}

@@ -1,0 +1,8 @@
+// The keys feature's public face: what other features (account, billing), the CLI and the
+// composition root use.
+export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
+export { CLEAR_WORDS, parseRatelimit, parseUses } from "./key-fields.js";
+export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
+export { accountKeyStore } from "./pooled-store.js";
+export { UsageCounter } from "./usage.js";
+export { registerUsage } from "./usage-route.js";
