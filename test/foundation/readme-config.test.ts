@@ -16,7 +16,7 @@ interface Row {
 
 /** `GITHUB_CLIENT_ID/SECRET` → GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET. */
 function expand(name: string): string[] {
-  const [first, ...rest] = name.split("/");
+  const [first = "", ...rest] = name.split("/");
   const stem = first.slice(0, first.lastIndexOf("_") + 1);
   return [first, ...rest.map((r) => stem + r)];
 }
@@ -27,9 +27,9 @@ function configRows(): Row[] {
   const rows: Row[] = [];
   for (const line of readme.slice(start).split("\n").slice(2)) {
     if (!line.startsWith("|")) break;
-    const [names, defaults] = line.split("|").slice(1, 3);
+    const [names = "", defaults = ""] = line.split("|").slice(1, 3);
     rows.push({
-      names: [...names.matchAll(/`([A-Z0-9_/]+)`/g)].flatMap((m) => expand(m[1])),
+      names: [...names.matchAll(/`([A-Z0-9_/]+)`/g)].flatMap((m) => expand(m[1] ?? "")),
       defaults: defaults.split(/`,\s*`|,\s+/).map((d) => d.trim()),
     });
   }
