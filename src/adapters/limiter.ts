@@ -25,6 +25,8 @@ class RuleCache {
 const ruleId = (rule: LimitRule) => `${rule.name}:${rule.points}:${rule.durationSec}`;
 
 async function spend(limiter: RateLimiterAbstract, rule: LimitRule, key: string, points: number) {
+  // Spending nothing only reads the count (no write, no window started).
+  if (points === 0) return look(rule, await limiter.get(key));
   try {
     const res = await limiter.consume(key, points);
     return decision(rule, res, true);
@@ -40,6 +42,18 @@ function decision(rule: LimitRule, res: RateLimiterRes, allowed: boolean): Limit
     limit: rule.points,
     remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
     resetMs: Math.max(0, res.msBeforeNext),
+  };
+}
+
+/** The decision of spending 0 points, from the key's current count (null: none this window). */
+function look(rule: LimitRule, res: RateLimiterRes | null): LimitDecision {
+  const used = res?.consumedPoints ?? 0;
+  const allowed = used <= rule.points;
+  return {
+    allowed,
+    limit: rule.points,
+    remaining: allowed ? rule.points - used : 0,
+    resetMs: res ? Math.max(0, res.msBeforeNext) : rule.durationSec * 1000,
   };
 }
 
@@ -71,15 +85,31 @@ export class MemoryRateLimiter extends FlexibleRateLimiter {
 
 const SWEEP_EVERY_MS = 5 * 60_000;
 
+/** A decision or change waiting for the next commit, with whoever awaits it. */
+interface Pending {
+  run: (now: number) => unknown;
+  resolve: (value: never) => void;
+  reject: (err: unknown) => void;
+}
+
 /**
- * Counters in `limits.db` in the data directory (without Redis): each decision is one
+ * Counters in `limits.db` in the data directory (without Redis). A decision is one
  * `INSERT … ON CONFLICT DO UPDATE … RETURNING` that starts or adds to the key's window and reads
  * the total back, so a count is atomic, survives a restart or a `kill -9`, and is shared by the
- * workers of `WEB_CONCURRENCY` (each opens the same file; SQLite's write lock orders them). The
- * file is separate from the main database and written with `synchronous = NORMAL`: a commit is
- * not fsynced, so it stays cheap (statements are prepared once), and WAL mode still keeps every
- * commit through a process crash (only a power cut can lose the last few counts). The rows and
- * windows are rate-limiter-flexible's (`RateLimiterSQLite`'s table, fixed windows).
+ * workers of `WEB_CONCURRENCY` (each opens the same file; SQLite's write lock orders them).
+ *
+ * Group commit: the decisions (and refunds, resets) asked for during one turn of the event loop
+ * run together in one `BEGIN IMMEDIATE … COMMIT` just after it (`setImmediate`), and each caller
+ * gets its answer only once that commit is done. So nothing is answered on a count that is not
+ * committed, the write lock is held only while the batch runs (microseconds, not across turns),
+ * and a commit — most of an upsert's cost on its own — is paid once per turn instead of once
+ * per request. Spending 0 points only reads the count (the invalid-key throttle's check for a
+ * key it knows): no row is written.
+ *
+ * The file is separate from the main database, in WAL mode with `synchronous = NORMAL`: a commit
+ * is written to the WAL (the OS's page cache) but not fsynced, so a crash of the process (`kill
+ * -9`) keeps every commit and only an OS crash or power cut can lose the last counts. The rows
+ * and windows are rate-limiter-flexible's (`RateLimiterSQLite`'s table, fixed windows).
  */
 export class SqliteRateLimiter implements RateLimiter {
   private readonly db: SQLite.Database;
@@ -88,8 +118,13 @@ export class SqliteRateLimiter implements RateLimiter {
     [{ key: string; points: number; expire: number; now: number }],
     { points: number; expire: number }
   >;
+  private readonly look: SQLite.Statement<[string], { points: number; expire: number }>;
   private readonly giveBack: SQLite.Statement<[{ key: string; points: number; now: number }]>;
   private readonly forget: SQLite.Statement<[string]>;
+  private readonly commit: (batch: Pending[], now: number) => unknown[];
+  private pending: Pending[] = [];
+  private scheduled = false;
+  private closed = false;
 
   constructor(dataDir: string) {
     const db = new SQLite(privateDatabaseFile(dataDir, "limits.db"));
@@ -108,33 +143,45 @@ export class SqliteRateLimiter implements RateLimiter {
          expire = CASE WHEN expire > @now THEN expire ELSE excluded.expire END
        RETURNING points, expire`,
     );
+    this.look = db.prepare("SELECT points, expire FROM rate_limits WHERE key = ?");
     this.giveBack = db.prepare(
       "UPDATE rate_limits SET points = max(points - @points, 0) WHERE key = @key AND expire > @now",
     );
     this.forget = db.prepare("DELETE FROM rate_limits WHERE key = ?");
+    const batch = db.transaction((ops: Pending[], now: number) => ops.map((op) => op.run(now)));
+    this.commit = (ops, now) => batch.immediate(ops, now);
     const sweep = db.prepare("DELETE FROM rate_limits WHERE expire < ?");
     this.sweeper = setInterval(() => sweep.run(Date.now()), SWEEP_EVERY_MS).unref();
   }
 
-  async consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
-    const now = Date.now();
-    const row = this.spend.get({ key: keyOf(rule, key), points, expire: now + rule.durationSec * 1000, now });
-    if (!row) throw new Error("rate_limits upsert returned no row");
-    const allowed = row.points <= rule.points;
-    return {
-      allowed,
-      limit: rule.points,
-      remaining: allowed ? rule.points - row.points : 0,
-      resetMs: Math.max(0, row.expire - now),
-    };
+  consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
+    const id = keyOf(rule, key);
+    return this.queue((now) => {
+      const live = { points: 0, expire: now + rule.durationSec * 1000 };
+      const found = points === 0 ? this.look.get(id) : undefined;
+      const row =
+        points === 0
+          ? found && found.expire > now
+            ? found
+            : live
+          : this.spend.get({ key: id, points, expire: live.expire, now });
+      if (!row) throw new Error("rate_limits upsert returned no row");
+      const allowed = row.points <= rule.points;
+      return {
+        allowed,
+        limit: rule.points,
+        remaining: allowed ? rule.points - row.points : 0,
+        resetMs: Math.max(0, row.expire - now),
+      };
+    });
   }
 
   async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
-    this.giveBack.run({ key: keyOf(rule, key), points, now: Date.now() });
+    await this.queue((now) => this.giveBack.run({ key: keyOf(rule, key), points, now }));
   }
 
   async reset(rule: LimitRule, key: string): Promise<void> {
-    this.forget.run(keyOf(rule, key));
+    await this.queue(() => this.forget.run(keyOf(rule, key)));
   }
 
   async ready(): Promise<boolean> {
@@ -142,8 +189,38 @@ export class SqliteRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.flush();
+    this.closed = true;
     clearInterval(this.sweeper);
     this.db.close();
+  }
+
+  /** Runs `run` in the next group commit; its result once that commit is done. */
+  private queue<T>(run: (now: number) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error("the rate limiter is closed"));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ run, resolve: resolve as (value: never) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const ops = this.pending;
+    if (ops.length === 0 || this.closed) return;
+    this.pending = [];
+    let results: unknown[];
+    try {
+      results = this.commit(ops, Date.now());
+    } catch (err) {
+      // Rolled back: nothing of the batch counted, and every caller hears so.
+      for (const op of ops) op.reject(err);
+      return;
+    }
+    ops.forEach((op, i) => op.resolve(results[i] as never));
   }
 }
 

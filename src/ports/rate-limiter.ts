@@ -22,6 +22,7 @@ export interface LimitRule {
  * spend first and act after: a burst can never get more than `points` through.
  */
 export interface RateLimiter {
+  /** Spends `points` (default 1) and decides; 0 points only reads the count (nothing is written). */
   consume(rule: LimitRule, key: string, points?: number): Promise<LimitDecision>;
   /** Gives back points spent earlier in the current window (a reservation that turned out free). */
   refund(rule: LimitRule, key: string, points?: number): Promise<void>;

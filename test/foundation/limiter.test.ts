@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import SQLite from "better-sqlite3";
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
@@ -63,6 +65,48 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
     } finally {
       await one.close();
       await two.close();
+    }
+  });
+
+  it("decisions taken in one turn commit together, and each is answered only once committed", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const reader = new SQLite(join(dir, "limits.db"), { readonly: true });
+    try {
+      const r = rule(50);
+      const count = () =>
+        (reader.prepare("SELECT points FROM rate_limits WHERE key = ?").get(`${r.name}:ip`) as { points: number })
+          ?.points;
+      const spent = Array.from({ length: 30 }, () =>
+        one.consume(r, "ip").then((d) => ({ d, committed: count() })),
+      );
+      // Nothing is written while the turn that asked is still running.
+      expect(count()).toBeUndefined();
+      const answers = await Promise.all(spent);
+      // Every caller saw the whole batch committed by another connection, and its own place in it.
+      expect(answers.every((a) => a.committed === 30)).toBe(true);
+      expect(answers.map((a) => a.d.remaining)).toEqual(Array.from({ length: 30 }, (_, i) => 49 - i));
+    } finally {
+      reader.close();
+      await one.close();
+    }
+  });
+
+  it("spending 0 points reads the count and writes nothing", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const reader = new SQLite(join(dir, "limits.db"), { readonly: true });
+    try {
+      const r = rule(2);
+      const rows = () => (reader.prepare("SELECT count(*) AS n FROM rate_limits").get() as { n: number }).n;
+      expect(await one.consume(r, "ip", 0)).toMatchObject({ allowed: true, remaining: 2 });
+      expect(rows()).toBe(0);
+      await one.consume(r, "ip", 3);
+      expect(await one.consume(r, "ip", 0)).toMatchObject({ allowed: false, remaining: 0 });
+      expect(rows()).toBe(1);
+    } finally {
+      reader.close();
+      await one.close();
     }
   });
 
