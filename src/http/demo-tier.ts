@@ -4,6 +4,7 @@ import type { KeyStore } from "../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 import { ApiError } from "./errors.js";
 import { authenticate } from "./key-auth.js";
+import { ratePolicy, rateState } from "./rate-limit-headers.js";
 import type { AppEnv } from "./types.js";
 
 export const DEMO_TIER_REASON = "DEMO_HOURLY_LIMIT";
@@ -29,13 +30,6 @@ export const demoRule = (hourlyLimit: number): LimitRule => ({
   points: hourlyLimit,
   durationSec: WINDOW_SEC,
 });
-
-/** The RateLimit-Policy header of a rule (one string per rule). */
-export const ratePolicy = (rule: LimitRule) => `"${rule.name}";q=${rule.points};w=${rule.durationSec}`;
-
-/** The RateLimit header of one decision. */
-export const rateState = (rule: LimitRule, d: LimitDecision) =>
-  `"${rule.name}";r=${d.remaining};t=${Math.max(1, Math.ceil(d.resetMs / 1000))}`;
 
 function headersOf(rule: LimitRule, d: LimitDecision): Record<string, string> {
   return { "RateLimit-Policy": ratePolicy(rule), RateLimit: rateState(rule, d) };

@@ -7,7 +7,8 @@ import type { LimitDecision, RateLimiter } from "../ports/rate-limiter.js";
 import { type Answer, type AnswerCache, normaliseTarget } from "./answer-cache.js";
 import { type ClientAddressing, clientAddressing, clientOfIncoming } from "./client-ip.js";
 import { CORS_HEADERS } from "./cors.js";
-import { demoRule, ratePolicy, rateState } from "./demo-tier.js";
+import { demoRule } from "./demo-tier.js";
+import { ratePolicy, rateState } from "./rate-limit-headers.js";
 
 /** The hot lane over `deps`, or undefined when the answer cache is off (ANSWER_CACHE_MB=0). */
 export function hotLaneFor(deps: AppDeps): ((app: RequestListener) => RequestListener) | undefined {

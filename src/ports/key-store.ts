@@ -18,6 +18,10 @@ export interface KeyRateLimitState {
   remaining: number;
   /** Milliseconds until the key's window resets. */
   resetMs: number;
+  /** The limit's name in the RateLimit headers: `key` (the key's own) or `account`. */
+  name?: string;
+  /** The window's length, when the store says it. */
+  durationSec?: number;
 }
 
 export type KeyVerification =

@@ -77,9 +77,7 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
       const count = () =>
         (reader.prepare("SELECT points FROM rate_limits WHERE key = ?").get(`${r.name}:ip`) as { points: number })
           ?.points;
-      const spent = Array.from({ length: 30 }, () =>
-        one.consume(r, "ip").then((d) => ({ d, committed: count() })),
-      );
+      const spent = Array.from({ length: 30 }, () => one.consume(r, "ip").then((d) => ({ d, committed: count() })));
       // Nothing is written while the turn that asked is still running.
       expect(count()).toBeUndefined();
       const answers = await Promise.all(spent);

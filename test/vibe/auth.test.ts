@@ -101,6 +101,33 @@ describe.each([
     expectVerifiedOnce(key);
   });
 
+  it("a key with a rate limit: each answer carries its RateLimit headers, the 200s and the 429", async () => {
+    const { key } = await create({ ratelimit: { limit: 2, durationSec: 60 } });
+    const states: (string | null)[] = [];
+    for (const status of [200, 200, 429]) {
+      const res = await classify(h.t, TEXTS, bearer(key));
+      expect(res.status).toBe(status);
+      await res.arrayBuffer();
+      expect(res.headers.get("ratelimit-policy")).toBe('"key";q=2;w=60');
+      states.push(res.headers.get("ratelimit"));
+    }
+    expect(states.map((s) => /^"key";r=(\d+);t=(\d+)$/.exec(s ?? "")?.[1])).toEqual(["1", "0", "0"]);
+    for (const s of states) expect(Number(/;t=(\d+)$/.exec(s ?? "")?.[1])).toBeLessThanOrEqual(60);
+    // A key without a rate limit of its own sends none.
+    const { key: free } = await create();
+    const res = await classify(h.t, TEXTS, bearer(free));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("ratelimit")).toBeNull();
+    // ...and the document declares both headers on the statuses that carry them.
+    const doc = (await (await h.t.app.request("/v1/openapi.json")).json()) as {
+      paths: Record<string, { post: { responses: Record<string, { headers?: Record<string, unknown> }> } }>;
+    };
+    for (const status of ["200", "400", "409", "429", "502"]) {
+      const headers = Object.keys(doc.paths["/v1/vibe/classify"]?.post.responses[status]?.headers ?? {});
+      expect(headers).toEqual(expect.arrayContaining(["RateLimit", "RateLimit-Policy"]));
+    }
+  });
+
   it("a key without uses left → 429 USAGE_EXCEEDED with Retry-After", async () => {
     const { key } = await create({ remaining: 1 });
     expect((await classify(h.t, TEXTS, bearer(key))).status).toBe(200);

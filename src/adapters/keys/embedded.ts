@@ -5,6 +5,7 @@ import type {
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
+  KeyRateLimitState,
   KeyStore,
   KeyUpdate,
   KeyVerification,
@@ -61,13 +62,17 @@ export class EmbeddedKeyStore implements KeyStore {
     // A key without uses left is refused before it eats into its rate limit.
     if (cost > 0 && limits.remaining !== null && limits.remaining < cost) return { ...base, code: "USAGE_EXCEEDED" };
 
-    let ratelimit: { limit: number; remaining: number; resetMs: number } | undefined;
+    let ratelimit: KeyRateLimitState | undefined;
     if (limits.ratelimit) {
-      const d = await this.limiter.consume(
-        { name: "key", points: limits.ratelimit.limit, durationSec: limits.ratelimit.durationSec },
-        limits.holder,
-      );
-      ratelimit = { limit: d.limit, remaining: d.remaining, resetMs: d.resetMs };
+      const rule = { name: "key", points: limits.ratelimit.limit, durationSec: limits.ratelimit.durationSec };
+      const d = await this.limiter.consume(rule, limits.holder);
+      ratelimit = {
+        limit: d.limit,
+        remaining: d.remaining,
+        resetMs: d.resetMs,
+        name: "key",
+        durationSec: rule.durationSec,
+      };
       if (!d.allowed) return { ...base, code: "RATE_LIMITED", ratelimit };
     }
 

@@ -28,7 +28,15 @@ const VerifyResponse = z.object({
     credits: z.number().int().nullish(),
     identity: z.object({ externalId: z.string() }).nullish(),
     ratelimits: z
-      .array(z.object({ exceeded: z.boolean(), limit: z.number(), remaining: z.number(), reset: z.number() }))
+      .array(
+        z.object({
+          exceeded: z.boolean(),
+          limit: z.number(),
+          remaining: z.number(),
+          reset: z.number(),
+          duration: z.number().nullish(),
+        }),
+      )
       .nullish(),
   }),
 });
@@ -121,6 +129,9 @@ export class UnkeyKeyStore implements KeyStore {
           limit: rl.limit,
           remaining: rl.remaining,
           resetMs: Math.max(0, rl.reset > 1e12 ? rl.reset - nowMs : rl.reset),
+          name: "key",
+          // `duration` is in ms (RatelimitRequest); older answers leave it out.
+          ...(rl.duration && { durationSec: Math.round(rl.duration / 1000) }),
         },
       }),
     };

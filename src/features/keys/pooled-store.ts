@@ -34,7 +34,13 @@ export class PooledKeyStore implements KeyStore {
     if (cost > 0 && pool.remaining !== null && pool.remaining < cost) return refuse(exhausted);
     const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
     const d = await this.limiter.consume(rule, pool.ownerId);
-    const ratelimit = tighter(v.ratelimit, { limit: d.limit, remaining: d.remaining, resetMs: d.resetMs });
+    const ratelimit = tighter(v.ratelimit, {
+      limit: d.limit,
+      remaining: d.remaining,
+      resetMs: d.resetMs,
+      name: "account",
+      durationSec: rule.durationSec,
+    });
     if (!d.allowed) return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
     let remaining = pool.remaining;
     if (cost > 0 && remaining !== null) {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
+import { keyRateLimitHeaders } from "../../http/rate-limit-headers.js";
 import { type AuthenticatedKey, acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
@@ -57,7 +58,12 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
   const verify = async (cost: number) => {
     const permission = deps.config.KEY_PERMISSION;
-    return acceptVerification(await deps.keys.verify(token, permission, { cost }), permission);
+    const v = await deps.keys.verify(token, permission, { cost });
+    // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
+    if (v.kind === "verdict" && v.ratelimit) {
+      for (const [name, value] of Object.entries(keyRateLimitHeaders(v.ratelimit))) c.header(name, value);
+    }
+    return acceptVerification(v, permission);
   };
 
   if (texts === null || !idemKeyValid) {

@@ -1,11 +1,25 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
-import { errorResponse } from "../shared/responses.js";
+import { errorResponse, type HeaderDocs } from "../shared/responses.js";
 import { classifyHandler, type VibeDeps } from "./handler.js";
 import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse } from "./schema.js";
 
 const retryAfter = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
+
+/** The key's rate limit as this call spent it: on every answer after the key was verified, when it has one. */
+const keyRateLimit: HeaderDocs = {
+  "RateLimit-Policy": {
+    description:
+      "The key's rate limit (`key`), or its account's (`account`) when that one binds first: " +
+      '`"account";q=10;w=60` is 10 calls per 60 s. Sent when the key or its account has a rate limit.',
+    schema: { type: "string", maxLength: 128, example: '"account";q=10;w=60' },
+  },
+  RateLimit: {
+    description: "Calls left in that window (`r`) and seconds until it resets (`t`).",
+    schema: { type: "string", maxLength: 128, example: '"account";r=9;t=60' },
+  },
+};
 
 const route = createRoute({
   method: "post",
@@ -37,17 +51,22 @@ const route = createRoute({
           description: "`true` when this is a stored answer.",
           schema: { type: "string", enum: ["true"] },
         },
+        ...keyRateLimit,
       },
       content: { "application/json": { schema: ClassifyResponse, example: CLASSIFY_EXAMPLE } },
     },
-    400: errorResponse("The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters.", {
-      notJson: { code: "invalid_body", message: "Request body must be JSON." },
-      tooMany: {
-        code: "invalid_body",
-        message: "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.",
-        details: { formErrors: [], fieldErrors: { texts: ["send at most 20 texts"] } },
+    400: errorResponse(
+      "The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters.",
+      {
+        notJson: { code: "invalid_body", message: "Request body must be JSON." },
+        tooMany: {
+          code: "invalid_body",
+          message: "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.",
+          details: { formErrors: [], fieldErrors: { texts: ["send at most 20 texts"] } },
+        },
       },
-    }),
+      keyRateLimit,
+    ),
     401: errorResponse("No key, a malformed `Authorization` header, or a rejected key.", {
       missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
       rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
@@ -55,9 +74,13 @@ const route = createRoute({
     403: errorResponse("The key lacks the permission for this route.", {
       forbidden: { code: "forbidden", message: 'API key lacks the permission "vibe.classify".' },
     }),
-    409: errorResponse("The `Idempotency-Key` was used with another body, or its first request is still running.", {
-      conflict: { code: "conflict", message: "Idempotency-Key was already used with a different request body." },
-    }),
+    409: errorResponse(
+      "The `Idempotency-Key` was used with another body, or its first request is still running.",
+      {
+        conflict: { code: "conflict", message: "Idempotency-Key was already used with a different request body." },
+      },
+      keyRateLimit,
+    ),
     429: errorResponse(
       "The key's rate limit or its uses are exhausted.",
       {
@@ -68,11 +91,15 @@ const route = createRoute({
         },
         usageExceeded: { code: "rate_limited", message: "API key has no remaining uses.", reason: "USAGE_EXCEEDED" },
       },
-      { "Retry-After": retryAfter },
+      { "Retry-After": retryAfter, ...keyRateLimit },
     ),
-    502: errorResponse("The classification provider failed.", {
-      upstream: { code: "upstream_error", message: "The classification provider failed; retry later." },
-    }),
+    502: errorResponse(
+      "The classification provider failed.",
+      {
+        upstream: { code: "upstream_error", message: "The classification provider failed; retry later." },
+      },
+      keyRateLimit,
+    ),
     503: errorResponse(
       "Key verification is temporarily down.",
       {
