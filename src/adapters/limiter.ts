@@ -220,7 +220,7 @@ export class SqliteRateLimiter implements RateLimiter {
       for (const op of ops) op.reject(err);
       return;
     }
-    ops.forEach((op, i) => op.resolve(results[i] as never));
+    for (const [i, op] of ops.entries()) op.resolve(results[i] as never);
   }
 }
 
