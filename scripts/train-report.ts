@@ -35,6 +35,31 @@ function goals(r: Report): string[] {
   return ["| held-out corpus | goal | model vs goal | |", "| --- | --- | --- | --- |", ...rows];
 }
 
+/**
+ * The model before this one, retrained by the same trainer (the variant whose name ends in
+ * "(<its version>)"), beside this model and VADER, left one corpus out.
+ */
+function beforeAfter(r: Report): string[] {
+  const before = r.variants.find((v) => /\(\d+\.\d+\.\d+\)$/.test(v.variant.name));
+  if (!before) return [];
+  const version = before.variant.name.match(/\((\d+\.\d+\.\d+)\)$/)?.[1];
+  const cell = (m: Metrics) =>
+    `${(100 * m.accuracy.value).toFixed(1)} / ${(100 * m.binaryAccuracy.value).toFixed(1)} / ${m.logLoss.value.toFixed(3)} / ${m.ece.value.toFixed(3)}`;
+  return [
+    `### ${version} against ${r.model.version}, leave one corpus out`,
+    "",
+    "3-class accuracy % / binary accuracy % / log-loss / ECE; the earlier model retrained by this trainer.",
+    "",
+    `| held out | ${version} | ${r.model.version} | VADER |`,
+    "| --- | --- | --- | --- |",
+    ...r.shipped.loco.map((l) => {
+      const b = before.loco.find((x) => x.heldOut === l.heldOut);
+      return `| ${l.heldOut} | ${b ? cell(b.model) : "–"} | ${cell(l.model)} | ${cell(l.vader)} |`;
+    }),
+    "",
+  ];
+}
+
 export function markdownReport(r: Report): string {
   const out: string[] = [];
   out.push(
@@ -52,6 +77,7 @@ export function markdownReport(r: Report): string {
     "",
     ...goals(r),
     "",
+    ...beforeAfter(r),
     "### Leave one corpus out (trained and calibrated on the other two, scored on all of this one)",
     "",
     HEAD,

@@ -47,6 +47,23 @@ const WORD = 0x9e3779b1;
 const NEG_WORD = 0x85ebca77;
 const EMOTICON = 0x165667b1;
 const VALENCE = 0xd3a2646c;
+const BIGRAM = 0x27d4eb2f;
+const CHARGRAM = 0x61c88647;
+
+/**
+ * Feature choices the trainer compares (scripts/train-classifier.ts, *Variants* in the model
+ * card); the served model uses DEFAULT_FEATURES, which are the shipped variant's.
+ */
+export interface FeatureOptions {
+  /** Words marked negated after a negation word: the next 3 ("window") or up to the clause's end. */
+  negation: "window" | "clause";
+  /** Hashed word bigrams (of the possibly negation-marked words). */
+  bigrams: boolean;
+  /** Hashed character 3-grams of every word of 3 or more characters, with ^ and $ at its ends. */
+  charGrams: boolean;
+}
+
+export const DEFAULT_FEATURES: Readonly<FeatureOptions> = { negation: "window", bigrams: false, charGrams: false };
 
 export interface FeatureBuffer {
   /** Hashed indices (into 2^bits) and values of the sparse features; `n` of them are used. */
@@ -162,7 +179,12 @@ function isNegation(w: string): boolean {
  * Fills `buf` with the features of `text`, hashed into 2^bits buckets. Sparse values are counts
  * scaled by 1/√(number of words + 1), so long and short texts weigh alike.
  */
-export function featurize(text: string, bits: number, buf: FeatureBuffer): void {
+export function featurize(
+  text: string,
+  bits: number,
+  buf: FeatureBuffer,
+  opts: Readonly<FeatureOptions> = DEFAULT_FEATURES,
+): void {
   const mask = (1 << bits) - 1;
   const emoticons: string[] = [];
   const words = tokens(text, emoticons);
@@ -183,7 +205,9 @@ export function featurize(text: string, bits: number, buf: FeatureBuffer): void 
   for (const w of words) if (w.upper) upperWords++;
   /** VADER's "cap differential": capitals emphasise only when some, not all, words are in capitals. */
   const capDiff = upperWords > 0 && upperWords < words.length;
+  const scopeLength = opts.negation === "clause" ? Number.POSITIVE_INFINITY : 3;
   let negScope = 0;
+  let prev = 0;
   let sum = 0;
   let posSum = 0;
   let negSum = 0;
@@ -194,7 +218,14 @@ export function featurize(text: string, bits: number, buf: FeatureBuffer): void 
     const w = word.text;
     const h = hashString(w, WORD);
     const negated = negScope > 0;
-    push(negated ? mix(h ^ NEG_WORD) : h);
+    const hw = negated ? mix(h ^ NEG_WORD) : h;
+    push(hw);
+    if (opts.bigrams && i > 0) push(mix(Math.imul(prev, 31) ^ hw ^ BIGRAM));
+    prev = hw;
+    if (opts.charGrams && w.length >= 3) {
+      const padded = `^${w}$`;
+      for (let j = 0; j + 3 <= padded.length; j++) push(hashString(padded.slice(j, j + 3), CHARGRAM));
+    }
     let v = LEXICON.get(w);
     if (v !== undefined) {
       hits++;
@@ -213,7 +244,7 @@ export function featurize(text: string, bits: number, buf: FeatureBuffer): void 
     } else {
       neutral++;
     }
-    if (isNegation(w)) negScope = 3;
+    if (isNegation(w)) negScope = scopeLength;
     else if (negScope > 0) negScope--;
     if (word.clauseEnd) negScope = 0;
   }

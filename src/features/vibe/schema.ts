@@ -69,26 +69,26 @@ export type ClassifyResponseBody = z.infer<typeof ClassifyResponse>;
 
 /** What the embedded model answers for the request example (real output, not made up). */
 export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
-  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.0.0" },
+  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.1.0" },
   labels: ["positive", "neutral", "negative"],
   results: [
     {
       index: 0,
       label: "positive",
-      confidence: 0.9913772860744143,
-      scores: { positive: 0.9913772860744143, neutral: 0.006671744035723663, negative: 0.0019509698898621277 },
+      confidence: 0.9918549993637483,
+      scores: { positive: 0.9918549993637483, neutral: 0.0061573277214073165, negative: 0.0019876729148443984 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.5640388202154065,
-      scores: { positive: 0.2116298373697952, neutral: 0.5640388202154065, negative: 0.22433134241479816 },
+      confidence: 0.5532242366652798,
+      scores: { positive: 0.23416107060493416, neutral: 0.5532242366652798, negative: 0.21261469272978611 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.8061957876134702,
-      scores: { positive: 0.0713828303847658, neutral: 0.12242138200176393, negative: 0.8061957876134702 },
+      confidence: 0.8394492818255438,
+      scores: { positive: 0.07155121204992893, neutral: 0.08899950612452721, negative: 0.8394492818255438 },
     },
   ],
   usage: { texts: 3 },
