@@ -87,11 +87,13 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
         drain.whenQuiet(quietMs, config.SHUTDOWN_TIMEOUT_MS / 2, resolve),
       );
       const listening_ms = Math.round(performance.now() - began);
-      if (stillArriving) logger.warn({ listening_ms }, "drain: closing the listener while connections still arrive");
+      const arrivals = drain.arrivals;
+      if (stillArriving)
+        logger.warn({ listening_ms, arrivals }, "drain: closing the listener while connections still arrive");
       // net.Server's close: stop accepting and call back once the last connection is gone.
       // http.Server's close would also cut every idle keep-alive socket at once (http/drain.ts).
       const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-      logger.info({ listening_ms, connections: drain.sockets }, "drain: listener closed");
+      logger.info({ listening_ms, arrivals, connections: drain.sockets }, "drain: listener closed");
       await closed;
       clearTimeout(force);
       logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");

@@ -32,6 +32,9 @@ const ALWAYS = new Set(["/healthz", "/readyz"]);
 export class Drain {
   #active = false;
   #lastConnection = 0;
+  #began = 0;
+  /** Connections accepted since the drain began, per half second after it (for the drain's log). */
+  readonly #arrivals: number[] = [];
   readonly #sockets = new Set<Socket>();
 
   /** Whether the drain has begun (the process is shutting down). */
@@ -48,6 +51,10 @@ export class Drain {
   track(server: Server): void {
     server.on("connection", (socket: Socket) => {
       this.#lastConnection = performance.now();
+      if (this.#active) {
+        const slot = Math.floor((this.#lastConnection - this.#began) / 500);
+        this.#arrivals[slot] = (this.#arrivals[slot] ?? 0) + 1;
+      }
       this.#sockets.add(socket);
       socket.once("close", () => this.#sockets.delete(socket));
     });
@@ -55,7 +62,8 @@ export class Drain {
 
   begin(): void {
     this.#active = true;
-    this.#lastConnection = performance.now();
+    this.#began = performance.now();
+    this.#lastConnection = this.#began;
     for (const socket of this.#sockets) {
       const res = (socket as { _httpMessage?: ServerResponse })._httpMessage;
       if (res && !res.headersSent) res.shouldKeepAlive = false;
@@ -77,6 +85,11 @@ export class Drain {
         setTimeout(check, Math.max(1, Math.min(quietMs - quiet, until - now)));
       });
     check();
+  }
+
+  /** Connections accepted since the drain began, per half second (0 where none came). */
+  get arrivals(): number[] {
+    return Array.from(this.#arrivals, (n) => n ?? 0);
   }
 
   /** Whether a request arriving now is refused (503 before any work), see the class comment. */

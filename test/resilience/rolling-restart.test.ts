@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { runCli, type ServerProcess, spawnServer, stop } from "../helpers/process.js";
@@ -134,6 +135,8 @@ describe.skipIf(!hasNginx || !DATABASE_URL || !REDIS_URL)(
       }
       console.log(`${events.join("\n")}\nnginx: ${JSON.stringify([...seen], null, 1)}`);
       if (failures.length > 0) console.log(log.slice(-40).join("\n"));
+      // ROLLING_LOG=<file>: the whole record (restarts, drains, nginx's log, failures) for reading.
+      if (process.env.ROLLING_LOG) writeFileSync(process.env.ROLLING_LOG, [...events, ...log, ...failures].join("\n"));
 
       expect(failures).toEqual([]);
       // It drained: no connection was cut at the shutdown deadline.

@@ -6,7 +6,7 @@ import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
 import { bodyOf, headerOf, rawRequest } from "../helpers/raw-http.js";
 import { freePort } from "../helpers/redis-server.js";
-import { hasNginx, Nginx } from "../support/nginx.js";
+import { hasIpv6Loopback, hasNginx, Nginx } from "../support/nginx.js";
 import { call, clearDemoCounter, uniqueLoopback, verdicts } from "./support.js";
 
 const DEMO_LIMIT = 6;
@@ -91,6 +91,28 @@ describe.skipIf(!hasNginx || !REDIS_URL)(
       expect(byA + byB - before).toBe(DEMO_LIMIT + 1);
       expect((await call(lb.url, DEMO_PATH, { localAddress: other })).status).toBe(200);
     });
+
+    it.skipIf(!hasIpv6Loopback)(
+      "listens on IPv6 too, and passes an IPv6 client's address: the demo tier counts it by its /64 (skipped without ::1)",
+      async () => {
+        // Every call here comes from ::1, so the app, trusting nginx's X-Forwarded-For, counts ::/64.
+        await clearDemoCounter(REDIS_URL as string, "::/64");
+        const answers = [];
+        for (let i = 0; i <= DEMO_LIMIT; i++) {
+          answers.push(
+            await call(lb.url6, DEMO_PATH, {
+              localAddress: "::1",
+              headers: { "X-Forwarded-For": `2001:db8::${i + 1}` },
+            }),
+          );
+        }
+        expect(verdicts(answers)).toEqual([...Array<string>(DEMO_LIMIT).fill("200"), "429 DEMO_HOURLY_LIMIT"]);
+        // An IPv4 client is counted apart.
+        const v4 = uniqueLoopback();
+        await clearDemoCounter(REDIS_URL as string, v4);
+        expect((await call(lb.url, DEMO_PATH, { localAddress: v4 })).status).toBe(200);
+      },
+    );
 
     it("a body over the app's limit gets the app's 413; over nginx's backstop, nginx's 413 in the same shape", async () => {
       const post = (length: number, body = "", timeoutMs?: number) =>

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { canRun, tempDir } from "../helpers/env.js";
 import { freePort } from "../helpers/redis-server.js";
@@ -9,10 +10,20 @@ const NGINX = "/usr/sbin/nginx";
 
 export const hasNginx = canRun(NGINX, ["-v"]);
 
+/** Whether this host has IPv6 loopback (`::1`) to listen on. */
+export const hasIpv6Loopback = (() => {
+  try {
+    return networkInterfaces().lo?.some((a) => a.family === "IPv6" && a.address === "::1") ?? false;
+  } catch {
+    return false;
+  }
+})();
+
 /**
  * A real nginx running the repository's own `deploy/nginx.conf` (the compose load balancer),
- * with its upstream servers (the compose services `app1`, `app2`) replaced by local ports and the
- * listener on a free loopback port. Everything nginx writes stays in a private directory.
+ * with its upstream servers (the compose services `app1`, `app2`) replaced by local ports and its
+ * listeners (`listen 8080;`, `listen [::]:8080;`) on a free port of 127.0.0.1 and, where the host
+ * has it, of ::1. Everything nginx writes stays in a private directory.
  */
 export class Nginx {
   private constructor(
@@ -24,6 +35,11 @@ export class Nginx {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** The same nginx over IPv6 loopback (only where `hasIpv6Loopback`). */
+  get url6(): string {
+    return `http://[::1]:${this.port}`;
   }
 
   /** nginx in front of the instances listening on `upstreams` (ports), one `server` line each. */
@@ -38,14 +54,17 @@ export class Nginx {
     // with the same parameters.
     const servers = [...site.matchAll(/^(\s*)server app\d+:8080( [^;]*)?;\n/gm)];
     const [first] = servers;
-    if (!first || !site.includes("listen 8080;")) {
+    if (!first || !site.includes("listen 8080;") || !site.includes("listen [::]:8080;")) {
       throw new Error(
-        "deploy/nginx.conf has no `server appN:8080` lines or `listen 8080;` for this harness to rewrite",
+        "deploy/nginx.conf has no `server appN:8080` lines, `listen 8080;` or `listen [::]:8080;` for this harness to rewrite",
       );
     }
     const lines = upstreams.map((p) => `${first[1]}server 127.0.0.1:${p}${first[2] ?? ""};\n`).join("");
     for (const s of servers.slice(1)) site = site.replace(s[0], "");
-    site = site.replace(first[0], lines).replace("listen 8080;", `listen 127.0.0.1:${port};`);
+    site = site
+      .replace(first[0], lines)
+      .replace("listen 8080;", `listen 127.0.0.1:${port};`)
+      .replace("listen [::]:8080;", hasIpv6Loopback ? `listen [::1]:${port};` : "");
     writeFileSync(
       join(dir, "nginx.conf"),
       [
