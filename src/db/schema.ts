@@ -1,3 +1,5 @@
+import type { ColumnType } from "kysely";
+
 /**
  * Tables of the project's own database (better-auth's tables are created by better-auth
  * itself; see features/account). Timestamps are ISO 8601 UTC text and booleans 0/1 integers,
@@ -109,7 +111,10 @@ export interface DB {
   key_usage: {
     key_id: string;
     hour: string;
+    /** Charged (allowed) calls. */
     count: number;
+    /** Calls the key store refused (no permission, used up, rate-limited, expired, revoked). */
+    refused: ColumnType<number, number | undefined, number>;
   };
   /** Purchase webhook events already applied (Stripe retries deliveries). */
   billing_events: {

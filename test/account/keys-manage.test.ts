@@ -137,6 +137,32 @@ describe("account page: managing keys", () => {
     expect(bars.slice(0, -1).every((h) => h === 0)).toBe(true);
   });
 
+  it("the chart draws refused calls beside allowed ones (issue 23.2): a 403 for a missing permission", async () => {
+    const agent = await acct.signIn("chart-refused@example.test");
+    const { csrf } = await accountPage(agent);
+    const res = await agent.post("/account/keys", { csrf, name: "lookups only", permissions_offered: "1" });
+    const key = /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(
+      await (await agent.follow(res, "/account/keys")).res.text(),
+    )?.[1];
+    const auth = { Authorization: `Bearer ${key}` };
+    expect((await acct.t.app.request("/v1/moon", { headers: auth })).status).toBe(200);
+    expect((await acct.t.app.request("/v1/moon", { headers: auth })).status).toBe(200);
+    const refused = await acct.t.app.request("/v1/vibe/classify", {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ texts: ["a fine day"] }),
+    });
+    expect(refused.status).toBe(403);
+    const html = (await accountPage(agent)).html;
+    const svg = /<svg class="chart" role="img" aria-labelledby="([^"]+)"[\s\S]*?<\/svg>/.exec(html)?.[0] ?? "";
+    const today = new Date().toISOString().slice(0, 10);
+    expect(svg).toContain(`to ${today}: 2 allowed and 1 refused in all, at most 3 on ${today}.</title>`);
+    expect(svg).toContain(`<title>${today}: 2 allowed, 1 refused</title>`);
+    const refusedBars = [...svg.matchAll(/<rect class="refused" [^>]*height="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(refusedBars.at(-1)).toBe(13); // a third of the busiest day's 40 px
+    expect(html).toContain("refused</span>"); // the legend says which is which in words
+  });
+
   it("GET /v1/usage names the key, its expiry, its permissions and its plan", async () => {
     const agent = await acct.signIn("usage-fields@example.test");
     const { csrf } = await accountPage(agent);

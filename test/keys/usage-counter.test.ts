@@ -30,6 +30,12 @@ describe("per-key usage counts", () => {
     expect(counts.get("k3")).toMatchObject({ last24h: 0, last30d: 0, lastHour: null });
     const left = await database.db.selectFrom("key_usage").select("hour").where("key_id", "=", "k1").execute();
     expect(left.map((r) => r.hour).sort()).toEqual(["2026-11-01T00", "2026-11-21T13", "2026-11-22T12"]);
+    counter.record("k3", "refused"); // refused calls are counted apart: not in 24 h / 30 d, nor "last used"
+    expect((await counter.counts(["k3"])).get("k3")).toEqual({ last24h: 0, last30d: 0, lastHour: null });
+    const daily = await counter.daily(["k1", "k3"]);
+    expect(daily.perDay.get("k3")?.at(-1)).toBe(0);
+    expect(daily.refusedPerDay.get("k3")?.at(-1)).toBe(1);
+    expect(daily.perDay.get("k1")?.at(-1)).toBe(2);
     now = new Date("2026-11-23T14:00:00Z"); // a day later: yesterday's calls are out of the 24 h window
     expect((await counter.counts(["k1"])).get("k1")).toMatchObject({ last24h: 0, last30d: 9 });
     await counter.close();

@@ -60,7 +60,9 @@ a.button { display: inline-flex; align-items: center; justify-content: center; p
 th[scope="row"] .key-name { display: block; } th[scope="row"] code, th[scope="row"] .muted { display: block; font-weight: 400; }
 dl.facts { margin: 0; font-size: .9rem; } dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0 0 .25rem; }
 svg.chart { display: block; margin-bottom: .25rem; } svg.chart rect { fill: var(--accent); }
-svg.chart line { stroke: var(--muted); stroke-width: 1; }
+svg.chart line { stroke: var(--muted); stroke-width: 1; } svg.chart rect.refused { fill: var(--danger); }
+.chart-legend { font-size: .85rem; margin: 0 0 .25rem; } .swatch { display: inline-block; width: .7em; height: .7em; }
+.swatch.allowed { background: var(--accent); } .swatch.refused { background: var(--danger); }
 div.actions { display: flex; flex-direction: column; align-items: stretch; gap: .5rem; }
 .form-actions { display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; margin-top: .75rem; }
 .form-actions button { margin: 0; }

@@ -1,4 +1,4 @@
-import type { AccountPlan, KeyOverview } from "../keys/index.js";
+import type { AccountPlan, DailyCounts, KeyOverview } from "../keys/index.js";
 import type { KeyFlash } from "./flash.js";
 import { Layout } from "./layout.jsx";
 import { type DailyUsage, UsageChart } from "./usage-chart.jsx";
@@ -178,9 +178,9 @@ export function NewKeyBox(props: { flash: KeyFlash; publicUrl: string; classify:
   );
 }
 
-const dailyOf = (d: { from: string; perDay: Map<string, number[]> }, id: string): DailyUsage | undefined => {
+const dailyOf = (d: DailyCounts, id: string): DailyUsage | undefined => {
   const counts = d.perDay.get(id);
-  return counts && { from: d.from, counts };
+  return counts && { from: d.from, counts, refused: d.refusedPerDay.get(id) ?? [] };
 };
 
 /** Revoked and expired keys wait behind "show all"; a used-up key stays in view (it can be edited back). */
@@ -193,8 +193,8 @@ export function KeysSection(v: {
   permission: string;
   /** `?all=1`: revoked and expired keys too. */
   showAll: boolean;
-  /** Charged calls per day over 30 days, per key id. */
-  daily: { from: string; perDay: Map<string, number[]> };
+  /** Allowed and refused calls per day over 30 days, per key id. */
+  daily: DailyCounts;
 }) {
   const active = v.keys.filter((k) => k.status === "active" && !k.rolledAt).length;
   const hidden = v.keys.filter(retired).length;

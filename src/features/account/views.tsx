@@ -1,4 +1,4 @@
-import type { KeyOverview, Plan } from "../keys/index.js";
+import type { DailyCounts, KeyOverview, Plan } from "../keys/index.js";
 import type { KeyFlash } from "./flash.js";
 import { KeysSection, NewKeyBox } from "./keys-views.jsx";
 import { Layout } from "./layout.jsx";
@@ -123,8 +123,8 @@ export interface AccountView {
   providers: LinkProvider[];
   /** `?all=1`: revoked and expired keys are listed too. */
   showAll: boolean;
-  /** Charged calls per UTC day over 30 days, per key (the chart in each row). */
-  daily: { from: string; perDay: Map<string, number[]> };
+  /** Allowed and refused calls per UTC day over 30 days, per key (the chart in each row). */
+  daily: DailyCounts;
   notice?: Notice;
 }
 

@@ -3,8 +3,9 @@ import type { UsageCounter } from "./usage.js";
 
 /**
  * A key store that counts every charged, valid verification (classify calls, keyed GETs) per key,
- * for the account page and `GET /v1/usage`. Free checks (cost 0: replays, invalid bodies, the
- * usage endpoint itself) are not counted.
+ * for the account page and `GET /v1/usage`, and every charged call the store refused for a known
+ * key (the account page's chart). Free checks (cost 0: replays, invalid bodies, the usage
+ * endpoint itself) are not counted.
  */
 export class CountingKeyStore implements KeyStore {
   constructor(
@@ -14,7 +15,8 @@ export class CountingKeyStore implements KeyStore {
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     const v = await this.inner.verify(key, permission, opts);
-    if (v.kind === "verdict" && v.code === "VALID" && v.keyId && (opts.cost ?? 1) > 0) this.usage.record(v.keyId);
+    if (v.kind === "verdict" && v.keyId && (opts.cost ?? 1) > 0)
+      this.usage.record(v.keyId, v.code === "VALID" ? "allowed" : "refused");
     return v;
   }
 

@@ -4,5 +4,5 @@ export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.
 export { CLEAR_WORDS, parseRatelimit, parseUses } from "./key-fields.js";
 export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
 export { accountKeyStore } from "./pooled-store.js";
-export { UsageCounter } from "./usage.js";
+export { type DailyCounts, UsageCounter } from "./usage.js";
 export { registerUsage } from "./usage-route.js";

@@ -8,6 +8,13 @@ export interface UsageCounts {
   lastHour: string | null;
 }
 
+/** Calls per UTC day per key from `from` (YYYY-MM-DD): charged ones and refused ones. */
+export interface DailyCounts {
+  from: string;
+  perDay: Map<string, number[]>;
+  refusedPerDay: Map<string, number[]>;
+}
+
 const HOUR_MS = 3_600_000;
 const KEEP_DAYS = 31;
 
@@ -22,7 +29,7 @@ export const hourOf = (d: Date): string => d.toISOString().slice(0, 13);
  * exact (it lives in the key store).
  */
 export class UsageCounter {
-  private pending = new Map<string, number>();
+  private pending = new Map<string, { allowed: number; refused: number }>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private prunedHour = "";
@@ -36,9 +43,12 @@ export class UsageCounter {
     return this.opts.now?.() ?? new Date();
   }
 
-  record(keyId: string): void {
+  /** Counts one call of the key: charged (allowed), or refused by the key store. */
+  record(keyId: string, outcome: "allowed" | "refused" = "allowed"): void {
     const slot = `${keyId}\u0000${hourOf(this.now())}`;
-    this.pending.set(slot, (this.pending.get(slot) ?? 0) + 1);
+    const tally = this.pending.get(slot) ?? { allowed: 0, refused: 0 };
+    tally[outcome] += 1;
+    this.pending.set(slot, tally);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       this.flush().catch((err: unknown) => this.opts.onError?.(err));
@@ -60,11 +70,17 @@ export class UsageCounter {
       try {
         await this.db
           .insertInto("key_usage")
-          .values({ key_id: keyId, hour, count: n })
-          .onConflict((oc) => oc.columns(["key_id", "hour"]).doUpdateSet({ count: sql`key_usage.count + ${n}` }))
+          .values({ key_id: keyId, hour, count: n.allowed, refused: n.refused })
+          .onConflict((oc) =>
+            oc.columns(["key_id", "hour"]).doUpdateSet({
+              count: sql`key_usage.count + ${n.allowed}`,
+              refused: sql`key_usage.refused + ${n.refused}`,
+            }),
+          )
           .execute();
       } catch (err) {
-        this.pending.set(slot, (this.pending.get(slot) ?? 0) + n);
+        const kept = this.pending.get(slot) ?? { allowed: 0, refused: 0 };
+        this.pending.set(slot, { allowed: kept.allowed + n.allowed, refused: kept.refused + n.refused });
         throw err;
       }
     }
@@ -99,6 +115,7 @@ export class UsageCounter {
     for (const r of rows) {
       const c = out.get(r.key_id);
       if (!c) continue;
+      if (Number(r.count) === 0) continue; // an hour of refused calls only
       c.last30d += Number(r.count);
       if (r.hour >= dayFrom) c.last24h += Number(r.count);
       if (c.lastHour === null || r.hour > c.lastHour) c.lastHour = r.hour;
@@ -108,17 +125,19 @@ export class UsageCounter {
 
   /**
    * Charged calls per UTC day over the last `days` days, today last, per key: `from` is the first
-   * day (`2026-10-27`), `perDay` has `days` entries (account page chart).
+   * day (`2026-10-27`), `perDay` has `days` entries, `refusedPerDay` the refused calls likewise
+   * (account page chart).
    */
-  async daily(keyIds: string[], days = 30): Promise<{ from: string; perDay: Map<string, number[]> }> {
+  async daily(keyIds: string[], days = 30): Promise<DailyCounts> {
     await this.flush();
     const today = Date.parse(`${this.now().toISOString().slice(0, 10)}T00:00:00Z`);
     const from = new Date(today - (days - 1) * 24 * HOUR_MS).toISOString().slice(0, 10);
     const perDay = new Map(keyIds.map((id) => [id, new Array<number>(days).fill(0)]));
-    if (keyIds.length === 0) return { from, perDay };
+    const refusedPerDay = new Map(keyIds.map((id) => [id, new Array<number>(days).fill(0)]));
+    if (keyIds.length === 0) return { from, perDay, refusedPerDay };
     const rows = await this.db
       .selectFrom("key_usage")
-      .select(["key_id", "hour", "count"])
+      .select(["key_id", "hour", "count", "refused"])
       .where("key_id", "in", keyIds)
       .where("hour", ">=", `${from}T00`)
       .execute();
@@ -126,9 +145,12 @@ export class UsageCounter {
     for (const r of rows) {
       const day = Math.floor((Date.parse(`${r.hour.slice(0, 10)}T00:00:00Z`) - first) / (24 * HOUR_MS));
       const counts = perDay.get(r.key_id);
-      if (counts && day >= 0 && day < days) counts[day] = (counts[day] ?? 0) + Number(r.count);
+      const refused = refusedPerDay.get(r.key_id);
+      if (!counts || !refused || day < 0 || day >= days) continue;
+      counts[day] = (counts[day] ?? 0) + Number(r.count);
+      refused[day] = (refused[day] ?? 0) + Number(r.refused);
     }
-    return { from, perDay };
+    return { from, perDay, refusedPerDay };
   }
 
   async close(): Promise<void> {
