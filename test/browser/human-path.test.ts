@@ -64,6 +64,22 @@ describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-s
     await page.getByRole("button", { name: "Create key" }).click();
     await page.locator("#new-key").waitFor();
     await check("key-created");
+    // A lookups-only key: one lookup allowed, one classify call refused (403), both in its chart.
+    await page.getByLabel("New key name").fill(`lookups-${scheme}`);
+    await page.getByRole("checkbox", { name: /Classify texts/ }).uncheck();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.locator("#new-key").textContent()) ?? "";
+    const auth = { Authorization: `Bearer ${key}` };
+    expect((await fetch(`${base}/v1/moon`, { headers: auth })).status).toBe(200);
+    const refused = await fetch(`${base}/v1/vibe/classify`, {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ texts: ["a fine day"] }),
+    });
+    expect(refused.status).toBe(403);
+    await page.goto(`${base}/account`);
+    await page.getByText("refused", { exact: true }).first().waitFor();
+    await check("chart-refused");
     await page.goto(`${base}/account/nope`);
     await check("error-page");
     await context.close();
@@ -74,9 +90,10 @@ describe.skipIf(!existsSync(CHROMIUM))("Almanac's own pages: accessible, phone-s
     "%s: every page state has 0 serious/critical axe violations (contrast ≥ 4.5:1) and no sideways scroll at 390 px",
     async (scheme) => {
       const { findings, overflow } = await walk(scheme);
-      expect(Object.keys(findings)).toHaveLength(8);
+      expect(Object.keys(findings)).toHaveLength(9);
       expect(findings).toEqual(Object.fromEntries(Object.keys(findings).map((k) => [k, []])));
       expect(overflow).toEqual(Object.fromEntries(Object.keys(overflow).map((k) => [k, 390])));
     },
+    180_000,
   );
 });
