@@ -6,6 +6,7 @@ import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
 import { buildDeps, closeDeps } from "./deps.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
+import { createExpiryReminders } from "./features/keys/index.js";
 import { startServer } from "./server.js";
 
 /**
@@ -21,6 +22,8 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const running = await startServer(app, deps, { port: config.PORT, host: config.HOST });
   const outbox = createContactOutbox(deps);
   outbox.start();
+  const reminders = createExpiryReminders(deps);
+  reminders.start();
   logger.info(
     {
       port: running.port,
@@ -38,6 +41,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     logger.info({ signal, connections: deps.drain.sockets }, "shutting down: draining");
     await running.close();
     await outbox.stop();
+    await reminders.stop();
     await closeDeps(deps);
     logger.info("stopped");
     logger.flush?.();

@@ -142,6 +142,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // keys: one reminder a week before a key expires, claimed by inserting its (key, expiry) row.
+  "025_key_expiry_reminders": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("key_expiry_reminders")
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .addColumn("claimed_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("key_expiry_reminders_pk", ["key_id", "expires_at"])
+        .execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -116,6 +116,12 @@ export interface DB {
     /** Calls the key store refused (no permission, used up, rate-limited, expired, revoked). */
     refused: ColumnType<number, number | undefined, number>;
   };
+  /** Key expiry reminders claimed (and sent, unless the lane refused and the claim was given back). */
+  key_expiry_reminders: {
+    key_id: string;
+    expires_at: string;
+    claimed_at: string;
+  };
   /** Purchase webhook events already applied (Stripe retries deliveries). */
   billing_events: {
     id: string;

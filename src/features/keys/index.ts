@@ -1,6 +1,7 @@
 // The keys feature's public face: what other features (account, billing), the CLI and the
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
+export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, parseRatelimit, parseUses } from "./key-fields.js";
 export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
 export { accountKeyStore } from "./pooled-store.js";
