@@ -34,9 +34,26 @@ export type KeyVerification =
       /** Uses left after this one; null = unlimited. */
       remaining?: number | null;
       ratelimit?: KeyRateLimitState;
+      /**
+       * The key's row in the account ledger, when the store read it with the key (the embedded
+       * store does, in the same query): null for a key made outside the account page; undefined
+       * when the store did not look (Unkey), and the caller reads it itself.
+       */
+      account?: AccountRow | null;
     }
   /** The verifier could not answer (down, timeout, garbage): never a pass, never a rejection. */
   | { kind: "unavailable"; detail: string; store?: KeyStoreKind };
+
+/** A key's account, as the ledger and `account_quotas` hold it. */
+export interface AccountRow {
+  ownerId: string;
+  /** The plan's name as stored. */
+  plan: string;
+  /** Whether the account has its row of uses yet (it is opened on first use). */
+  opened: boolean;
+  /** Uses left for the whole account (when opened); null = unlimited. */
+  remaining: number | null;
+}
 
 /** Which key store answered (named in the 503 `unkey_unavailable` message). */
 export type KeyStoreKind = "embedded" | "unkey";

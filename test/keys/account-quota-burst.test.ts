@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import { type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
 import { bearer, classify } from "../vibe/harness.js";
@@ -64,4 +65,31 @@ describe("an account's uses under a burst over two keys", () => {
       });
     },
   );
+});
+
+describe("an account key is verified in one query of the key store", () => {
+  it("the embedded store reads the account with the key; its uses and rate limit are spent, and shown", async () => {
+    const t = await testApp();
+    try {
+      const ak = t.deps.accountKeys;
+      const email = `one-query-${Date.now()}@example.test`;
+      await ak.plans.grant(email, "pro", "cli");
+      const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
+      const k = await ak.create({ ...owner, name: "a" });
+      const before = await ak.quotas.remaining(owner.ownerId);
+      const v = await t.deps.keys.verify(k.key, "vibe.classify");
+      expect(v).toMatchObject({ code: "VALID", account: { ownerId: owner.ownerId, plan: "pro", opened: true } });
+      expect(v.kind === "verdict" && v.ratelimit?.name).toBe("account");
+      // Spent from the account without asking the ledger a second time.
+      const poolOf = vi.spyOn(AccountQuotas.prototype, "poolOf");
+      const res = await classify(t, ["good"], bearer(k.key));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("ratelimit-policy")).toMatch(/^"account";q=\d+;w=\d+$/);
+      expect(await ak.quotas.remaining(owner.ownerId)).toBe((before as number) - 2);
+      expect(poolOf).not.toHaveBeenCalled();
+      poolOf.mockRestore();
+    } finally {
+      await t.close();
+    }
+  });
 });

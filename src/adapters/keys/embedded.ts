@@ -49,10 +49,31 @@ export class EmbeddedKeyStore implements KeyStore {
 
   private async check(key: string, permission: string | undefined, cost: number): Promise<KeyVerification> {
     if (!key.startsWith(`${KEY_PREFIX}_`) || key.length > 128) return { kind: "verdict", code: "NOT_FOUND" };
-    const row = await this.keys(this.db).where("k.key_hash", "=", hashKey(key)).executeTakeFirst();
+    // One query: the key, the key holding its uses, and its account's ledger row and uses.
+    const row = await this.keys(this.db)
+      .leftJoin("key_ledger as l", "l.key_id", "k.id")
+      .leftJoin("account_quotas as aq", "aq.owner_id", "l.owner_id")
+      .select(["l.owner_id as l_owner", "l.plan as l_plan", "aq.owner_id as aq_owner", "aq.remaining as aq_remaining"])
+      .where("k.key_hash", "=", hashKey(key))
+      .executeTakeFirst();
     if (!row) return { kind: "verdict", code: "NOT_FOUND" };
     const limits = limitsOf(row);
-    const base = { kind: "verdict" as const, keyId: row.id, ownerId: row.owner_id, remaining: limits.remaining };
+    const account =
+      row.l_owner === null || row.l_plan === null
+        ? null
+        : {
+            ownerId: row.l_owner,
+            plan: row.l_plan,
+            opened: row.aq_owner !== null,
+            remaining: row.aq_remaining === null ? null : Number(row.aq_remaining),
+          };
+    const base = {
+      kind: "verdict" as const,
+      keyId: row.id,
+      ownerId: row.owner_id,
+      remaining: limits.remaining,
+      account,
+    };
     const now = this.now();
     if (row.revoked_at !== null) return { ...base, code: "DISABLED" };
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) return { ...base, code: "EXPIRED" };

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
+import type { AccountRow } from "../../ports/key-store.js";
 import { type Plan, planOf } from "./plans.js";
 
 /** Uses left under two limits (null = unlimited). */
@@ -33,10 +34,16 @@ export class AccountQuotas {
       .where("l.key_id", "=", keyId)
       .executeTakeFirst();
     if (!row) return undefined;
+    const remaining = row.remaining === null ? null : Number(row.remaining);
+    return this.poolFrom({ ownerId: row.owner_id, plan: row.plan, opened: row.pooled !== null, remaining });
+  }
+
+  /** The pool of an account row a key store read with the key (opening the account's uses if new). */
+  async poolFrom(row: AccountRow | null): Promise<Pool | undefined> {
+    if (!row) return undefined;
     const plan = planOf(row.plan);
-    if (row.pooled === null) await this.open(row.owner_id, plan);
-    const remaining = row.pooled === null ? plan.quota : row.remaining;
-    return { ownerId: row.owner_id, plan, remaining: remaining === null ? null : Number(remaining) };
+    if (!row.opened) await this.open(row.ownerId, plan);
+    return { ownerId: row.ownerId, plan, remaining: row.opened ? row.remaining : plan.quota };
   }
 
   /** Gives an account its plan's uses, once (its first key, or its first use after this table came). */

@@ -21,7 +21,8 @@ export class PooledKeyStore implements KeyStore {
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     const v = await this.inner.verify(key, permission, opts);
     if (v.kind !== "verdict" || v.code !== "VALID" || !v.keyId) return v;
-    const pool = await this.quotas.poolOf(v.keyId);
+    // The embedded store read the account with the key (one query); others are asked here.
+    const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
     if (!pool) return v;
     const cost = opts.cost ?? 1;
     // Refused by the account after the key spent a use of its own: that use goes back.
