@@ -88,6 +88,8 @@ const SWEEP_EVERY_MS = 5 * 60_000;
 /** A decision or change waiting for the next commit, with whoever awaits it. */
 interface Pending {
   run: (now: number) => unknown;
+  /** False for a read (spending 0 points): a batch of reads only needs no write transaction. */
+  writes: boolean;
   resolve: (value: never) => void;
   reject: (err: unknown) => void;
 }
@@ -121,7 +123,7 @@ export class SqliteRateLimiter implements RateLimiter {
   private readonly look: SQLite.Statement<[string], { points: number; expire: number }>;
   private readonly giveBack: SQLite.Statement<[{ key: string; points: number; now: number }]>;
   private readonly forget: SQLite.Statement<[string]>;
-  private readonly commit: (batch: Pending[], now: number) => unknown[];
+  private readonly commit: (batch: Pending[], now: number, writes: boolean) => unknown[];
   private pending: Pending[] = [];
   private scheduled = false;
   private closed = false;
@@ -149,14 +151,15 @@ export class SqliteRateLimiter implements RateLimiter {
     );
     this.forget = db.prepare("DELETE FROM rate_limits WHERE key = ?");
     const batch = db.transaction((ops: Pending[], now: number) => ops.map((op) => op.run(now)));
-    this.commit = (ops, now) => batch.immediate(ops, now);
+    // A batch that writes takes the write lock at once; reads alone share the file (a plain BEGIN).
+    this.commit = (ops, now, writes) => (writes ? batch.immediate(ops, now) : batch(ops, now));
     const sweep = db.prepare("DELETE FROM rate_limits WHERE expire < ?");
     this.sweeper = setInterval(() => sweep.run(Date.now()), SWEEP_EVERY_MS).unref();
   }
 
   consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
     const id = keyOf(rule, key);
-    return this.queue((now) => {
+    return this.queue(points > 0, (now) => {
       const live = { points: 0, expire: now + rule.durationSec * 1000 };
       const found = points === 0 ? this.look.get(id) : undefined;
       const row =
@@ -177,11 +180,11 @@ export class SqliteRateLimiter implements RateLimiter {
   }
 
   async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
-    await this.queue((now) => this.giveBack.run({ key: keyOf(rule, key), points, now }));
+    await this.queue(true, (now) => this.giveBack.run({ key: keyOf(rule, key), points, now }));
   }
 
   async reset(rule: LimitRule, key: string): Promise<void> {
-    await this.queue(() => this.forget.run(keyOf(rule, key)));
+    await this.queue(true, () => this.forget.run(keyOf(rule, key)));
   }
 
   async ready(): Promise<boolean> {
@@ -196,10 +199,10 @@ export class SqliteRateLimiter implements RateLimiter {
   }
 
   /** Runs `run` in the next group commit; its result once that commit is done. */
-  private queue<T>(run: (now: number) => T): Promise<T> {
+  private queue<T>(writes: boolean, run: (now: number) => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error("the rate limiter is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ run, resolve: resolve as (value: never) => void, reject });
+      this.pending.push({ run, writes, resolve: resolve as (value: never) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -214,7 +217,8 @@ export class SqliteRateLimiter implements RateLimiter {
     this.pending = [];
     let results: unknown[];
     try {
-      results = this.commit(ops, Date.now());
+      const now = Date.now();
+      results = this.commit(ops, now, ops.some((op) => op.writes));
     } catch (err) {
       // Rolled back: nothing of the batch counted, and every caller hears so.
       for (const op of ops) op.reject(err);
