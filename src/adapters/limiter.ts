@@ -216,9 +216,9 @@ export class SqliteRateLimiter implements RateLimiter {
     if (ops.length === 0 || this.closed) return;
     this.pending = [];
     let results: unknown[];
+    const writes = ops.some((op) => op.writes);
     try {
-      const now = Date.now();
-      results = this.commit(ops, now, ops.some((op) => op.writes));
+      results = this.commit(ops, Date.now(), writes);
     } catch (err) {
       // Rolled back: nothing of the batch counted, and every caller hears so.
       for (const op of ops) op.reject(err);
