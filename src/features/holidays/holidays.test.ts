@@ -213,7 +213,10 @@ describe("GET /v1/holidays/working-days", () => {
 
   it.each([
     ["?date=2024-12-24", 'query parameter "country" is required'],
-    ["?country=GB&date=24/12/2024", 'query parameter "date" is invalid: must be a date YYYY-MM-DD'],
+    [
+      "?country=GB&date=24/12/2024",
+      'query parameter "date" is invalid: must be a date YYYY-MM-DD between 1900 and 2199',
+    ],
     [
       "?country=GB&date=2023-02-29",
       'query parameter "date" is invalid: must be a real calendar date between 1900 and 2199',

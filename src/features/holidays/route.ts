@@ -116,7 +116,10 @@ const workingDaysRoute = createRoute({
       },
     },
     400: errorResponse("A query parameter is missing or invalid; the message names it.", {
-      date: { code: "invalid_body", message: 'query parameter "date" is invalid: must be a date YYYY-MM-DD' },
+      date: {
+        code: "invalid_body",
+        message: 'query parameter "date" is invalid: must be a date YYYY-MM-DD between 1900 and 2199',
+      },
       add: { code: "invalid_body", message: 'query parameter "add" is invalid: must be a whole number' },
       count: {
         code: "invalid_body",

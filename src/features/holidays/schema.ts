@@ -28,23 +28,30 @@ const region = z
       "`england-and-wales` (= `ENG`).",
   });
 
+/** `public` → `[Pp][Uu][Bb][Ll][Ii][Cc]`: a word in any case, as a pattern. */
+const caseless = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+
 /**
  * A list of `allowed` words, any case, sent repeated (`types=public&types=bank`, as openapi-fetch and
- * orval send arrays) or comma-separated (`types=public,bank`), or both. Documented as an array of
- * the words, `style: form, explode: true`.
+ * orval send arrays), comma-separated (`types=public,bank`), or both: at most one value per word,
+ * each value one word or several joined by commas (spaces around them allowed). Documented as
+ * exactly that: an array (`style: form, explode: true`) of strings with the pattern. The words
+ * come out lower case, each once.
  */
-const listOf = <T extends string>(allowed: readonly T[]) =>
-  z.preprocess(
-    (v) =>
-      (Array.isArray(v) ? v : [v]).flatMap((s) =>
-        typeof s === "string" ? s.split(",").map((t) => t.trim().toLowerCase()) : [s],
-      ),
-    z
-      .array(
-        z.enum(allowed as readonly [T, ...T[]], { error: `must be a comma-separated list of ${allowed.join(", ")}` }),
-      )
-      .max(allowed.length, `must list each of ${allowed.join(", ")} at most once`),
-  );
+const listOf = <T extends string>(allowed: readonly T[]) => {
+  const word = `(?:${allowed.map(caseless).join("|")})`;
+  const message = `must be a comma-separated list of ${allowed.join(", ")}`;
+  const item = z
+    .string()
+    .max(200, message)
+    .regex(new RegExp(`^ *${word} *(?:, *${word} *)*$`), message);
+  return z
+    .preprocess(
+      (v) => (Array.isArray(v) ? v : [v]),
+      z.array(item).max(allowed.length, `at most ${allowed.length} values`),
+    )
+    .transform((values) => [...new Set(values.flatMap((v) => v.split(",").map((w) => w.trim().toLowerCase() as T)))]);
+};
 
 /** Parameter metadata of a list (the explode form a generated client sends). */
 const listParam = (name: string) => ({ param: { name, in: "query" as const, style: "form" as const, explode: true } });
@@ -75,8 +82,8 @@ export const WorkingDaysQuery = z.object({
   region,
   date: z
     .string()
-    .max(10, "must be a date YYYY-MM-DD")
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+    .max(10, "must be a date YYYY-MM-DD between 1900 and 2199")
+    .regex(/^(?:19|2[01])\d{2}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD between 1900 and 2199")
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s) && s >= "1900" && s < "2200";

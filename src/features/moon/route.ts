@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
-import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
+import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
 import { MoonCalculator } from "./moon.js";
 import { MoonQuery, MoonResponse, type MoonResponseBody } from "./schema.js";
@@ -50,6 +50,7 @@ const EXAMPLE: MoonResponseBody = {
 const route = createRoute({
   method: "get",
   path: "/v1/moon",
+  ...LAT_LON_TOGETHER,
   tags: ["Lookups"],
   summary: "Moon phase, illumination, principal phases and (with lat/lon) rise, set and transit",
   description:

@@ -60,8 +60,10 @@ function typedParameter(path: string, p: Json): Json {
   const schema = p.schema as Json & { example?: unknown };
   const name = String(p.name);
   if (name === "date" && DATE_ONLY.has(path)) {
-    const { pattern: _pattern, ...rest } = schema;
-    return { ...p, schema: { ...rest, format: "date" } };
+    // `format: date` says a real calendar day; a pattern beside it, the years the server serves.
+    const { pattern, ...rest } = schema;
+    const years = pattern === "^\\d{4}-\\d{2}-\\d{2}$" ? {} : { pattern };
+    return { ...p, schema: { ...rest, ...years, format: "date" } };
   }
   return p;
 }

@@ -7,6 +7,7 @@ export const PostcodeQuery = z.object({
     .string()
     .trim()
     .min(1, "must not be empty")
+    .regex(/\S/, "must not be empty")
     .max(16, "must be a UK postcode (at most 16 characters)")
     .openapi({
       param: { name: "postcode", in: "query" },

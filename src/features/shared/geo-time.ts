@@ -10,8 +10,12 @@ export { LocalToday, TimeZones } from "./zones.js";
  * them): latitude, longitude, IANA zone, a calendar date or instant, and the local civil day.
  */
 
-/** A decimal number, in exponent form too (`1e-7`, as JavaScript writes small numbers). */
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/**
+ * A number as JSON writes it (so as the document's `type: number` / `integer` reads a query value),
+ * exponent form included (`1e-7`, as JavaScript writes small numbers); no sign `+`, no leading
+ * zeros, no bare `.5` or `5.`, no spaces.
+ */
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
  * A query string read as a number when `shape` matches it (the rest stays a string and fails the
@@ -19,11 +23,11 @@ const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
  * from it (@hono/zod-openapi documents a preprocess by its output schema).
  */
 const numberFrom = <T extends z.ZodType>(shape: RegExp, schema: T) =>
-  z.preprocess((v) => (typeof v === "string" && shape.test(v.trim()) ? Number(v.trim()) : v), schema);
+  z.preprocess((v) => (typeof v === "string" && shape.test(v) ? Number(v) : v), schema);
 
 const degrees = (min: number, max: number, example: number) =>
   numberFrom(
-    DECIMAL,
+    JSON_NUMBER,
     z
       .number({ error: "must be a decimal number of degrees" })
       .min(min, `must be between ${min} and ${max}`)
@@ -45,7 +49,7 @@ export const longitudeParam = degrees(-180, 180, -0.0005);
 /** A whole number within [min, max], from a query string. */
 export const intParam = (min: number, max: number) =>
   numberFrom(
-    /^[+-]?\d+$/,
+    JSON_NUMBER,
     z
       .number({ error: "must be a whole number" })
       .int("must be a whole number")
@@ -64,18 +68,30 @@ export function canonicalZone(name: string): string | null {
   }
 }
 
+/** The zone names the document lists (any case is accepted, and the older link names Intl knows). */
+const ZONE_NAMES = ["UTC", ...Intl.supportedValuesOf("timeZone")];
+
 export const timeZoneParam = z
   .string()
   .max(64, TZ_INVALID)
   .refine((v) => canonicalZone(v) !== null, TZ_INVALID)
-  .openapi({ example: "Europe/London", description: "IANA time zone of the local civil day." });
+  .openapi({ example: "Europe/London", enum: ZONE_NAMES, description: "IANA time zone of the local civil day." });
+
+/** Moon's `lat` and `lon` come together: an OpenAPI extension on the operation says so to tools. */
+export const LAT_LON_TOGETHER = { "x-dependent-required": { lat: ["lon"], lon: ["lat"] } };
 
 /**
  * `YYYY-MM-DD` or an ISO 8601 date-time (offset optional), years 1000 to 2999 as written: one
  * pattern for the validator and the document.
  */
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_OR_DATE_TIME = /^[12]\d{3}-\d{2}-\d{2}([Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+// A real day of years 1000–2999 (months of 30/31 days, 29 February in leap years only), then a
+// time of day (00:00 to 23:59:59.999999999) and an offset up to ±23:59.
+const DAY =
+  "[12]\\d{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))" +
+  "|[12]\\d(?:0[48]|[2468][048]|[13579][26])-02-29|(?:1[26]|2[048])00-02-29";
+const TIME = "[Tt](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:[Zz]|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?";
+const DATE_OR_DATE_TIME = new RegExp(`^(?:${DAY})(?:${TIME})?$`);
 
 /** True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real day or instant. */
 export function isDateOrDateTime(value: string): boolean {
