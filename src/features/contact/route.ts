@@ -77,8 +77,8 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
       const answer = await holding(deps.idempotency, spec, claim.owner, timing, () => sendContactOnce(send, idemKey));
       return c.json(answer.body, 200, answer.headers);
     },
-    (result, c) => {
-      if (result.success) return;
+    (result, c): undefined => {
+      if (result.success) return undefined;
       throw result.target === "json"
         ? contactValidationError(result.error)
         : validationError(result.error, result.target, c);
