@@ -108,7 +108,7 @@ describe("linking an OIDC identity (real oidc-provider on 127.0.0.1)", () => {
     expect(await (await again.get("/account")).text()).toContain("idp-bea");
   });
 
-  it("signs in directly with a linked identity from the sign-in page; an unlinked one is told to start by e-mail", async () => {
+  it("signs in directly with a linked identity from the sign-in page", async () => {
     idp.setUser({ sub: "idp-cy", email: "cy@idp.example" });
     await link(await acct.signIn("cy@example.test"));
     const fresh = acct.agent();
@@ -120,14 +120,27 @@ describe("linking an OIDC identity (real oidc-provider on 127.0.0.1)", () => {
     const html = await res.text();
     expect(html).toContain("Your account");
     expect(html).toContain("cy@example.test");
+  });
 
-    idp.setUser({ sub: "idp-stranger", email: "stranger@idp.example" });
+  it("signs up directly with an identity whose verified e-mail has no account yet (issue 23.3)", async () => {
+    idp.setUser({ sub: "idp-stranger", email: "stranger@idp.example", emailVerified: true });
     const stranger = acct.agent();
     const tried = await stranger.follow(
       await stranger.post("/account/sign-in-with/oidc", {}),
       "/account/sign-in-with/oidc",
     );
-    expect(stranger.cookie("almanac.session_token")).toBeUndefined();
-    expect(await tried.res.text()).toContain("No account has this identity linked yet.");
+    expect(tried.url).toBe(`${PUBLIC_URL}/account`);
+    const html = await tried.res.text();
+    expect(html).toContain("Your account");
+    expect(html).toContain("stranger@idp.example");
+    expect(html).toContain("idp-stranger"); // the identity is linked to the new account
+  });
+
+  it("an identity whose e-mail the provider has not verified makes no account", async () => {
+    idp.setUser({ sub: "idp-unverified", email: "unverified@idp.example", emailVerified: false });
+    const agent = acct.agent();
+    const tried = await agent.follow(await agent.post("/account/sign-in-with/oidc", {}), "/account/sign-in-with/oidc");
+    expect(agent.cookie("almanac.session_token")).toBeUndefined();
+    expect(await tried.res.text()).toContain("has not verified this identity’s e-mail address");
   });
 });

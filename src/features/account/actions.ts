@@ -28,6 +28,8 @@ const PROVIDER_SIGN_IN_ERRORS: Record<string, string> = {
     "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
   signup_disabled:
     "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
+  unable_to_create_user:
+    "The identity provider has not verified this identity’s e-mail address, so no account was made. Sign in with your e-mail address instead.",
 };
 
 const LINK_ERRORS: Record<string, string> = {
@@ -115,8 +117,9 @@ export function registerAccountActions(
   // keys: create / roll / revoke live in keys-actions.ts (plans, PRG, confirmation pages).
   registerKeyActions(app, ctx, { guard, session });
 
-  // Sign in with an identity already linked to an account (new accounts start with an e-mail code:
-  // the providers are configured with sign-up off, so an unlinked identity comes back with ?error=).
+  // Sign in with an identity: a linked one signs in to its account; an unknown one whose e-mail the
+  // provider verified makes a new account (an address that already has an account is not merged:
+  // ?error=account_not_linked); an unverified one makes none (?error=unable_to_create_user).
   app.post("/account/sign-in-with/:provider", async (c) => {
     requireSameOrigin(c, ctx);
     const provider = providers.find((p) => p.id === c.req.param("provider"));

@@ -116,13 +116,20 @@ export function authOptions(deps: AuthDeps) {
       },
     },
     verification: { modelName: "auth_verification" },
+    // Sign-up with an identity provider (issue 23.3) only for an address the provider has verified
+    // (e-mail codes verify their own): an account made for an unverified address would wait for
+    // that address's owner to sign in by code and find someone else's identity already in it.
+    databaseHooks: {
+      user: {
+        create: { before: async (user: { emailVerified?: boolean }) => (user.emailVerified ? undefined : false) },
+      },
+    },
     socialProviders: {
       ...(config.GITHUB_CLIENT_ID &&
         config.GITHUB_CLIENT_SECRET && {
           github: {
             clientId: config.GITHUB_CLIENT_ID,
             clientSecret: config.GITHUB_CLIENT_SECRET,
-            disableSignUp: true,
           },
         }),
       ...(config.GOOGLE_CLIENT_ID &&
@@ -130,7 +137,6 @@ export function authOptions(deps: AuthDeps) {
           google: {
             clientId: config.GOOGLE_CLIENT_ID,
             clientSecret: config.GOOGLE_CLIENT_SECRET,
-            disableSignUp: true,
           },
         }),
     },
@@ -165,7 +171,6 @@ export function authOptions(deps: AuthDeps) {
                   clientSecret: config.OIDC_CLIENT_SECRET,
                   scopes: ["openid", "email", "profile"],
                   pkce: true,
-                  disableSignUp: true,
                 },
               ],
             }),
