@@ -36,14 +36,14 @@ module.exports = {
         "Features do not import the composition root (deps.ts, app.ts, main.ts, server.ts, cluster.ts) nor the CLI; " +
         "AppDeps lives beside the ports (src/app-deps.ts, beside the ports).",
       from: { path: "^src/features/" },
-      to: { path: ["^src/(deps|app|main|server|cluster)\\.ts$", "^src/cli/"] },
+      to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
     },
     {
       name: "ports-are-leaves",
       severity: "error",
       comment: "Ports do not import adapters or the composition root.",
       from: { path: "^src/ports/" },
-      to: { path: ["^src/adapters/", "^src/(deps|app|main|server|cluster)\\.ts$", "^src/cli/"] },
+      to: { path: ["^src/adapters/", "^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
     },
   ],
   options: {

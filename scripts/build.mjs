@@ -3,7 +3,6 @@
 // only while it is newer than every file under src/. Code splitting keeps lazily imported
 // features (better-auth, date-holidays) out of the start-up path.
 import { existsSync, rmSync } from "node:fs";
-import { build } from "esbuild";
 
 const root = new URL("..", import.meta.url).pathname;
 if (!existsSync(`${root}src/cli/main.ts`)) {
@@ -11,6 +10,14 @@ if (!existsSync(`${root}src/cli/main.ts`)) {
   console.log("almanac build: no sources yet, skipped");
   process.exit(0);
 }
+// esbuild is a development dependency: an install without them (`npm ci --omit=dev`) has no
+// bundle, and bin/almanac.js runs the sources through tsx instead.
+const esbuild = await import("esbuild").catch(() => undefined);
+if (!esbuild) {
+  console.log("almanac build: esbuild is not installed (a production install), skipped; the sources run through tsx");
+  process.exit(0);
+}
+const { build } = esbuild;
 rmSync(`${root}dist`, { recursive: true, force: true });
 await build({
   absWorkingDir: root,

@@ -1,8 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { openMigrated } from "./admin.js";
 import type { Config } from "./config.js";
-import { openDatabase } from "./db/database.js";
-import { migrate } from "./db/migrations.js";
 
 /**
  * WEB_CONCURRENCY > 1: this (primary) process migrates once, then forks N workers that share
@@ -11,10 +10,7 @@ import { migrate } from "./db/migrations.js";
  * primary exits 0 once every worker has drained and exited.
  */
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
-  const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
-  await migrate(database.db);
-  const { migrateAuth } = await import("./features/account/auth.js"); // better-auth loads only here
-  await migrateAuth({ config, database, logger });
+  const { database } = await openMigrated(config, logger, { auth: true }); // better-auth loads only here
   await database.close();
 
   let stopping = false;

@@ -9,11 +9,11 @@ import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
 import { createRedis, untilReady } from "./adapters/redis.js";
 import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
+import { openMigrated } from "./admin.js";
 import type { AppDeps } from "./app-deps.js";
 import { type Config, resolveAuthSecret } from "./config.js";
-import { openDatabase, poolSettings } from "./db/database.js";
+import { poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
-import { migrate } from "./db/migrations.js";
 import { AccountKeys, accountKeyStore, UsageCounter } from "./features/keys/index.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import { Drain } from "./http/drain.js";
@@ -24,13 +24,7 @@ export type { AppDeps };
 /** Builds the real dependencies for `config`, applying migrations. */
 export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {
   const metrics = new PromMetrics({ defaultMetrics: true });
-  const database = openDatabase({
-    dataDir: config.DATA_DIR,
-    databaseUrl: config.DATABASE_URL,
-    logger,
-    pool: poolSettings(config),
-  });
-  await migrate(database.schema);
+  const { database } = await openMigrated(config, logger, { pool: poolSettings(config) });
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
   if (redis) await untilReady(redis, 1000);
   // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared

@@ -1,9 +1,8 @@
 import type { Command } from "commander";
 import pino from "pino";
 import { createSmtpMailLane } from "../adapters/smtp-mail.js";
+import { openMigrated } from "../admin.js";
 import type { Config } from "../config.js";
-import { type Database, openDatabase } from "../db/database.js";
-import { migrate } from "../db/migrations.js";
 import { deliverContact } from "../features/contact/deliver.js";
 import { ContactOutbox, outboxOptions } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
@@ -17,9 +16,8 @@ function fail(message: string): never {
 
 async function withStore<T>(config: Config, run: (store: ContactStore) => Promise<T>): Promise<T> {
   const logger = pino({ level: "warn" }, pino.destination(2));
-  const database: Database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
+  const { database } = await openMigrated(config, logger);
   try {
-    await migrate(database.db);
     return await run(new ContactStore(database.db));
   } finally {
     await database.close();

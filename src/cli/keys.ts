@@ -1,16 +1,10 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { sql } from "kysely";
-import { createKeyStore } from "../adapters/keys/factory.js";
-import { MemoryRateLimiter } from "../adapters/limiter.js";
 import { createLogger } from "../adapters/logger.js";
+import { type AdminDeps, buildAdminDeps } from "../admin.js";
 import type { Config } from "../config.js";
-import { type Database, openDatabase } from "../db/database.js";
-import { migrate } from "../db/migrations.js";
-import { AccountKeys } from "../features/keys/account-keys.js";
-import { CLEAR_WORDS, parseRatelimit, parseUses } from "../features/keys/key-fields.js";
-import { isPlanName, PLAN_NAMES } from "../features/keys/plans.js";
-import { UsageCounter } from "../features/keys/usage.js";
-import type { KeyStore } from "../ports/key-store.js";
+import type { Database } from "../db/database.js";
+import { accountIdByEmail } from "../features/account/index.js";
+import { CLEAR_WORDS, isPlanName, PLAN_NAMES, parseRatelimit, parseUses } from "../features/keys/index.js";
 
 /** Thrown for a user mistake: printed as `almanac: <message>`, exit status 1. */
 class CliError extends Error {}
@@ -56,12 +50,23 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 async function resolveOwner(database: Database, owner: string | undefined): Promise<string | null> {
   if (owner === undefined) return null;
   if (!owner.includes("@")) return owner;
-  const found = await sql<{ id: string }>`select id from auth_user where lower(email) = ${owner.toLowerCase()}`
-    .execute(database.db)
-    .then((r) => r.rows[0]?.id)
-    .catch(() => undefined);
+  const found = await accountIdByEmail(database, owner);
   if (!found) throw new CliError(`no account with e-mail ${owner}: sign in once on /account first, or pass a user id.`);
   return found;
+}
+
+/** Runs an admin command over the admin composition; a failure prints `almanac: <message>`, exit status 1. */
+async function withAdmin(loadConfig: () => Config, fn: (admin: AdminDeps) => Promise<void>): Promise<void> {
+  let admin: AdminDeps | undefined;
+  try {
+    admin = await buildAdminDeps(loadConfig(), createLogger("warn"));
+    await fn(admin);
+  } catch (err) {
+    process.stderr.write(`almanac: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  } finally {
+    await admin?.close();
+  }
 }
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -71,25 +76,8 @@ const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, 
 export function registerPlansCommands(program: Command, loadConfig: () => Config): void {
   const plans = program.command("plans").description(`account plans for self-service keys (${PLAN_NAMES.join(", ")})`);
 
-  async function withPlans(fn: (accountKeys: AccountKeys) => Promise<void>) {
-    const config = loadConfig();
-    const database = openDatabase({
-      dataDir: config.DATA_DIR,
-      databaseUrl: config.DATABASE_URL,
-      logger: createLogger("warn"),
-    });
-    const usage = new UsageCounter(database.db);
-    try {
-      await migrate(database.db);
-      await fn(new AccountKeys(createKeyStore(config, database, new MemoryRateLimiter()), database.db, usage));
-    } catch (err) {
-      process.stderr.write(`almanac: ${(err as Error).message}\n`);
-      process.exitCode = 1;
-    } finally {
-      await usage.close().catch(() => undefined);
-      await database.close();
-    }
-  }
+  const withPlans = (fn: (accountKeys: AdminDeps["accountKeys"]) => Promise<void>) =>
+    withAdmin(loadConfig, (admin) => fn(admin.accountKeys));
 
   plans
     .command("grant <email> <plan>")
@@ -124,30 +112,7 @@ export function registerPlansCommands(program: Command, loadConfig: () => Config
 export function registerKeysCommands(program: Command, loadConfig: () => Config): void {
   const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");
 
-  /** The key store, and the account-page rules over it (keys of accounts: pairs, plans). */
-  async function withStore(
-    fn: (store: KeyStore, database: Database, config: Config, accountKeys: AccountKeys) => Promise<void>,
-  ) {
-    const config = loadConfig();
-    const database = openDatabase({
-      dataDir: config.DATA_DIR,
-      databaseUrl: config.DATABASE_URL,
-      logger: createLogger("warn"),
-    });
-    const usage = new UsageCounter(database.db);
-    try {
-      // The ledger of account keys lives in the database with either key store.
-      await migrate(database.db);
-      const store = createKeyStore(config, database, new MemoryRateLimiter());
-      await fn(store, database, config, new AccountKeys(store, database.db, usage));
-    } catch (err) {
-      process.stderr.write(`almanac: ${(err as Error).message}\n`);
-      process.exitCode = 1;
-    } finally {
-      await usage.close().catch(() => undefined);
-      await database.close();
-    }
-  }
+  const withStore = (fn: (admin: AdminDeps) => Promise<void>) => withAdmin(loadConfig, fn);
 
   keys
     .command("create")
@@ -167,7 +132,7 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
         remaining?: number;
         ratelimit?: { limit: number; durationSec: number };
       }) =>
-        withStore(async (store, database, config) => {
+        withStore(async ({ keys: store, database, config }) => {
           const created = await store.create({
             name: opts.name,
             ownerId: await resolveOwner(database, opts.owner),
@@ -186,7 +151,7 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
     .description("list keys (prefix and last four characters, never the key)")
     .option("--owner <id-or-email>", "only this account's keys")
     .action((opts: { owner?: string }) =>
-      withStore(async (store, database) => {
+      withStore(async ({ keys: store, database }) => {
         const keys = await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner));
         // Old → new: each key says which key it replaced in a roll, and which key replaced it.
         print(keys.map((k) => ({ ...k, replacedBy: keys.find((x) => x.replaces === k.id)?.id ?? null })));
@@ -198,7 +163,7 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
     .description("revoke a key, and the other key of its roll (old → new) while that one works")
     .option("--only", "revoke only this key, not the other key of its roll")
     .action((id: string, opts: { only?: boolean }) =>
-      withStore(async (_store, _db, _config, ak) => {
+      withStore(async ({ accountKeys: ak }) => {
         const ids = await ak.revoke(undefined, id, { only: opts.only === true });
         if (!ids) throw new CliError(`no key ${id}`);
         print({ id, revoked: true, ...(ids.length > 1 && { alsoRevoked: ids.slice(1) }) });
@@ -214,7 +179,7 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
       positiveInt("--grace"),
     )
     .action((id: string, opts: { grace?: number }) =>
-      withStore(async (_store, _db, _config, ak) => {
+      withStore(async ({ accountKeys: ak }) => {
         const created = await ak.roll(undefined, id, opts.grace ?? 0);
         if (!created) throw new CliError(`no active key ${id} (or it was rolled already)`);
         const { key, ...info } = created;
@@ -243,7 +208,7 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
           permissions?: boolean;
         },
       ) =>
-        withStore(async (_store, _db, _config, ak) => {
+        withStore(async ({ accountKeys: ak }) => {
           const patch = {
             ...(opts.name !== undefined && { name: opts.name }),
             ...(opts.expires && { expiresAt: opts.expires.to }),

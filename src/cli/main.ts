@@ -1,14 +1,13 @@
 import { Command } from "commander";
-import { config as loadDotenv } from "dotenv";
 import { createLogger } from "../adapters/logger.js";
+import { openMigrated } from "../admin.js";
 import { type Config, ConfigError, parseConfig } from "../config.js";
-import { openDatabase } from "../db/database.js";
-import { migrate } from "../db/migrations.js";
 import { registerContactCommands } from "./contact.js";
 import { registerDataCommands } from "./data.js";
+import { loadDotenvFile } from "./env-file.js";
 import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 
-loadDotenv({ quiet: true });
+loadDotenvFile();
 
 /** Parses the configuration once, or exits naming every bad variable. */
 function loadConfig(): Config {
@@ -44,18 +43,14 @@ program
   .action(async () => {
     const config = loadConfig();
     const logger = createLogger("warn");
-    const database = openDatabase({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL, logger });
+    const { database, applied } = await openMigrated(config, logger, { auth: true });
     try {
-      const applied = await migrate(database.db);
-      const { migrateAuth } = await import("../features/account/auth.js"); // better-auth is heavy to load
-      await migrateAuth({ config, database, logger });
       process.stdout.write(`${JSON.stringify({ database: database.dialect, applied })}\n`);
     } finally {
       await database.close();
     }
   });
 
-// Later slices register their commands (keys, contact) here.
 registerContactCommands(program, loadConfig);
 registerKeysCommands(program, loadConfig);
 registerPlansCommands(program, loadConfig);

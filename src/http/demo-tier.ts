@@ -36,11 +36,11 @@ function headersOf(rule: LimitRule, d: LimitDecision): Record<string, string> {
 }
 
 /**
- * The demo tier (spec §4 GET rule 4, §8): every GET/HEAD under /v1 counts against a per-IP
+ * The demo tier (README "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
  * `Authorization` header is verified instead: a valid key is not counted, a rejected one gets
  * the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
- * (PRODUCT.md §3).
+ * (README "Demo tier").
  */
 export function demoTier(opts: DemoTierOptions): MiddlewareHandler<AppEnv> {
   const rule = demoRule(opts.hourlyLimit);

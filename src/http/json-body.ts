@@ -8,7 +8,7 @@ import type { AppEnv } from "./types.js";
 export const BODY_MUST_BE_JSON = "Request body must be JSON.";
 
 /**
- * Reads the request body as JSON (spec §4 classify rule 2): missing, empty or unparsable →
+ * Reads the request body as JSON: missing, empty or unparsable →
  * 400 `invalid_body` saying the body must be JSON; over `maxBytes` → 413 `payload_too_large`
  * (announced by Content-Length: before reading; chunked: as soon as the count passes it).
  *

@@ -6,8 +6,7 @@ type Target = "query" | "json" | "param" | "header" | "form" | "cookie";
 
 /**
  * Turns a failed request schema into 400 `invalid_body`. For query parameters the message
- * names the first offending parameter (spec §4 GET rule 1: "query parameter "code" is
- * required"); details always carry z.flattenError's formErrors/fieldErrors.
+ * names the first offending parameter (e.g. `query parameter "code" is required`); details always carry z.flattenError's formErrors/fieldErrors.
  */
 export function validationError(error: z.ZodError, target: Target | string, c: Context): ApiError {
   const details = z.flattenError(error) as unknown as Record<string, unknown>;

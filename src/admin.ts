@@ -1,0 +1,69 @@
+// The admin composition: what the CLI and the cluster primary open, as buildDeps (deps.ts) does
+// for the server. Nothing here serves HTTP.
+import type { Logger } from "pino";
+import { createKeyStore } from "./adapters/keys/factory.js";
+import { MemoryRateLimiter } from "./adapters/limiter.js";
+import type { Config } from "./config.js";
+import { type Database, openDatabase, type PoolSettings } from "./db/database.js";
+import { migrate } from "./db/migrations.js";
+import { AccountKeys, UsageCounter } from "./features/keys/index.js";
+import type { KeyStore } from "./ports/key-store.js";
+
+export interface OpenMigratedOptions {
+  /** Also create or update better-auth's tables (loads better-auth: over half a second). */
+  auth?: boolean;
+  /** PostgreSQL pool bounds (the server's); unset: unbounded, as the CLI wants. */
+  pool?: PoolSettings;
+}
+
+/** Opens the configured database (SQLite in DATA_DIR, or DATABASE_URL) with every migration applied. */
+export async function openMigrated(
+  config: Config,
+  logger: Logger,
+  options: OpenMigratedOptions = {},
+): Promise<{ database: Database; applied: string[] }> {
+  const database = openDatabase({
+    dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    logger,
+    pool: options.pool,
+  });
+  try {
+    const applied = await migrate(database.schema);
+    if (options.auth) {
+      const { migrateAuth } = await import("./features/account/auth.js"); // better-auth is heavy to load
+      await migrateAuth({ config, database, logger });
+    }
+    return { database, applied };
+  } catch (err) {
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** What the admin commands (keys, plans) work with; close() releases it. */
+export interface AdminDeps {
+  config: Config;
+  database: Database;
+  /** The key store the server uses (embedded, or Unkey with UNKEY_ROOT_KEY); no rate limits apply here. */
+  keys: KeyStore;
+  /** The account-page rules over the keys (pairs, plans), as the server applies them. */
+  accountKeys: AccountKeys;
+  close(): Promise<void>;
+}
+
+export async function buildAdminDeps(config: Config, logger: Logger): Promise<AdminDeps> {
+  const { database } = await openMigrated(config, logger);
+  const usage = new UsageCounter(database.db);
+  const keys = createKeyStore(config, database, new MemoryRateLimiter());
+  return {
+    config,
+    database,
+    keys,
+    accountKeys: new AccountKeys(keys, database.db, usage),
+    close: async () => {
+      await usage.close().catch(() => undefined);
+      await database.close();
+    },
+  };
+}
