@@ -22,6 +22,7 @@ import { clientAddressing } from "./http/client-ip.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
+import { requestLog } from "./http/failure.js";
 import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { noNulInJson } from "./http/no-nul.js";
@@ -139,7 +140,7 @@ export function createApp(deps: AppDeps): App {
   app.onError((err, c) => {
     const apiError = toApiError(err);
     if (apiError.code === "internal") {
-      deps.logger.error({ err, request_id: c.get("requestId") }, "unhandled error");
+      requestLog(c).error({ err }, "unhandled error");
     }
     return renderError(c, apiError);
   });

@@ -143,7 +143,7 @@ export class OpenMeteoForecaster implements Forecaster {
       forecast_days: String(FORECAST_DAYS),
     });
     const reply = await getJson(this.upstream, `/v1/forecast?${query}`);
-    if (reply.status !== 200) return upstreamFailure(this.upstream, "status", `status ${reply.status}`);
+    if (reply.status !== 200) return upstreamFailure(this.upstream, "status", `status ${reply.status}`, reply.status);
     const parsed = ForecastBody.safeParse(reply.body);
     if (!parsed.success || !IANAZone.isValidZone(parsed.data.timezone)) {
       return upstreamFailure(this.upstream, "garbage", "unexpected body");

@@ -68,7 +68,7 @@ export class PostcodesIoResolver implements PostcodeResolver {
   private async lookup<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S> | null> {
     const reply = await getJson(this.upstream, path);
     if (reply.status === 404 && NotFound.safeParse(reply.body).success) return null;
-    if (reply.status !== 200) return upstreamFailure(this.upstream, "status", `status ${reply.status}`);
+    if (reply.status !== 200) return upstreamFailure(this.upstream, "status", `status ${reply.status}`, reply.status);
     const parsed = schema.safeParse(reply.body);
     if (!parsed.success) return upstreamFailure(this.upstream, "garbage", "unexpected body");
     return parsed.data;

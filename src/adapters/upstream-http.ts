@@ -70,9 +70,9 @@ export interface UpstreamReply {
  * UpstreamError; the HTTP status is left to the caller, which knows which ones are answers.
  */
 export async function getJson(opts: UpstreamOptions, path: string): Promise<UpstreamReply> {
-  const fail = (kind: UpstreamFailureKind, message: string, cause?: unknown): never => {
+  const fail = (kind: UpstreamFailureKind, message: string, cause?: unknown, status?: number): never => {
     opts.metrics.upstreamError(opts.name, kind);
-    throw new UpstreamError(opts.name, kind, message, { cause });
+    throw new UpstreamError(opts.name, kind, message, { cause, status });
   };
   const url = `${opts.baseUrl.replace(/\/+$/, "")}${path}`;
   const signal = AbortSignal.timeout(opts.timeoutMs);
@@ -93,12 +93,17 @@ export async function getJson(opts: UpstreamOptions, path: string): Promise<Upst
   try {
     return { status: res.status, body: JSON.parse(text) };
   } catch (err) {
-    return fail(res.status >= 500 ? "status" : "garbage", `unreadable body with status ${res.status}`, err);
+    return fail(res.status >= 500 ? "status" : "garbage", `unreadable body with status ${res.status}`, err, res.status);
   }
 }
 
 /** Counts and throws a failure found by the caller after a successful read (bad status or shape). */
-export function upstreamFailure(opts: UpstreamOptions, kind: UpstreamFailureKind, message: string): never {
+export function upstreamFailure(
+  opts: UpstreamOptions,
+  kind: UpstreamFailureKind,
+  message: string,
+  status?: number,
+): never {
   opts.metrics.upstreamError(opts.name, kind);
-  throw new UpstreamError(opts.name, kind, message);
+  throw new UpstreamError(opts.name, kind, message, { status });
 }

@@ -2,8 +2,9 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isConnectionFailure } from "../db/connection-failure.js";
+import { noteFailure } from "./failure.js";
 
-/** The closed set of error codes (spec §7, plus the protocol-level ones PRODUCT.md §2 adds). */
+/** The closed set of error codes (README "Every response" lists each with its status). */
 export const ERROR_STATUS = {
   invalid_body: 400,
   unauthorized: 401,
@@ -108,6 +109,7 @@ export function toApiError(err: unknown): ApiError {
 
 /** The one error renderer. */
 export function renderError(c: Context, err: ApiError): Response {
+  noteFailure(c, err.code, err.status, err.cause ?? err.message);
   const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
   const res = c.json(errorBody(err, requestId), err.status);
   // RFC 6750 §3: every 401 names the scheme; a key that was sent and refused is an invalid token.

@@ -38,6 +38,7 @@ export interface AuthenticatedKey {
 export function acceptVerification(v: KeyVerification, permission?: string): AuthenticatedKey {
   if (v.kind === "unavailable") {
     throw new ApiError("unkey_unavailable", unavailableMessage(v.store), {
+      cause: `key store: ${v.detail}`,
       headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SEC) },
     });
   }
@@ -68,7 +69,7 @@ export function acceptVerification(v: KeyVerification, permission?: string): Aut
   }
 }
 
-/** Reads the bearer token and verifies it (every call: spec §4.5, no cached verdicts). */
+/** Reads the bearer token and verifies it (on every call: no cached verdicts, so a revoked key stops at once). */
 export async function authenticate(
   keys: KeyStore,
   authorization: string | undefined,

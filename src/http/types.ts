@@ -1,5 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
+import type { Logger } from "pino";
+import type { Failure } from "./failure.js";
 
 /** Per-request variables set by the cross-cutting middleware. */
 export interface AppVariables {
@@ -12,6 +14,12 @@ export interface AppVariables {
   reuseUntil?: number;
   /** Set by bodyLimit on self-capped routes: the body is to be read off this socket (json-body.ts). */
   bodyOnSocket?: IncomingMessage;
+  /** The app's logger (set by observe); handlers log through requestLog(c), which adds request_id. */
+  baseLogger: Logger;
+  /** The request-scoped logger, made on first use by requestLog(c). */
+  log?: Logger;
+  /** Set by the error renderer (noteFailure): the code answered and, for a 5xx, its cause, for the log line. */
+  failure?: Failure;
 }
 
 export type AppEnv = { Bindings: HttpBindings; Variables: AppVariables };

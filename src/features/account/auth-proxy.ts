@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError, renderError } from "../../http/errors.js";
+import { requestLog } from "../../http/failure.js";
 import type { AppEnv } from "../../http/types.js";
 import type { AccountContext } from "./context.js";
 import { asApiError, authHeaders } from "./http.js";
@@ -55,15 +56,16 @@ export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext)
     const { auth } = await ctx.loadAuth();
     const { result: res, refused } = await ctx.watchingMail(() => auth.handler(req));
     if (refused) {
-      throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.");
+      throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.", {
+        cause: `mail lane: ${refused}`,
+      });
     }
     const error = await asApiError(res);
     if (!error) {
       if (route.limit === "check") res.headers.append("Set-Cookie", ctx.rememberBrowser(c, address));
       return res;
     }
-    if (error.code === "internal")
-      ctx.deps.logger.error({ status: res.status, path: c.req.path }, "better-auth failed");
+    if (error.code === "internal") requestLog(c).error({ status: res.status, path: c.req.path }, "better-auth failed");
     const answer = renderError(c, error);
     for (const cookie of res.headers.getSetCookie()) answer.headers.append("Set-Cookie", cookie);
     return answer;

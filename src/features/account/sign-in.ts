@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
+import { noteFailure } from "../../http/failure.js";
 import type { AppEnv } from "../../http/types.js";
 import { type AccountContext, requireSameOrigin } from "./context.js";
 import { authHeaders, field, formBody } from "./http.js";
@@ -21,6 +22,12 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
     status: 200 | 400 | 429 | 502 | 503 = 200,
     error?: string,
   ) => c.html(SignInPage({ state, notice: error ? { kind: "error", text: error } : undefined }), status);
+
+  /** 503: no mail lane, so no code can be sent. */
+  const unavailable = (c: Context<AppEnv>) => {
+    noteFailure(c, "unavailable", 503, "no mail lane is configured (MAIL_URL)");
+    return signInPage(c, { step: "unavailable" }, 503);
+  };
 
   /** 429 page saying how long to wait, with Retry-After. */
   const tooMany = (c: Context<AppEnv>, state: SignInStep, retryAfterSec: number) => {
@@ -67,7 +74,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
   // Same status, body and headers whether or not the address has an account: both get a code.
   app.post("/account/sign-in", async (c) => {
     requireSameOrigin(c, ctx);
-    if (!ctx.deps.mail) return signInPage(c, { step: "unavailable" }, 503);
+    if (!ctx.deps.mail) return unavailable(c);
     const parsed = Email.safeParse(
       field(await formBody(c), "email")
         .trim()
@@ -82,6 +89,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
       auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) }),
     );
     if (refused) {
+      noteFailure(c, "upstream_error", 502, `mail lane: ${refused}`);
       return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
     }
     const earlier = await readPendingSignIn(c, ctx.secret);
@@ -97,7 +105,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
 
   app.post("/account/verify", async (c) => {
     requireSameOrigin(c, ctx);
-    if (!ctx.deps.mail) return signInPage(c, { step: "unavailable" }, 503);
+    if (!ctx.deps.mail) return unavailable(c);
     const body = await formBody(c);
     const email = Email.safeParse(field(body, "email").trim().toLowerCase());
     if (!email.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");

@@ -37,7 +37,7 @@ export async function sendContact(
     throw new ApiError(
       "upstream_error",
       "The mail server refused the message; it has been stored for the operator to resend.",
-      { details: { id: sending.id }, headers },
+      { details: { id: sending.id }, headers, cause: result.reason },
     );
   }
   return { body: { id: sending.id, status: "sent" as const }, headers };

@@ -37,8 +37,8 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
 }
 
 /**
- * `POST /v1/vibe/classify`. Responses follow the spec's order — auth errors, then body errors,
- * then the job — and the key is verified on every call (spec §4.5), replays and conflicts
+ * `POST /v1/vibe/classify`. Responses keep one order — auth errors, then body errors,
+ * then the job — and the key is verified on every call (no cached verdicts), replays and conflicts
  * included, always before the job runs.
  *
  * Charging: one use when the job runs, given back when it fails. With an `Idempotency-Key` the
@@ -125,8 +125,10 @@ async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
 async function classify(deps: VibeDeps, texts: string[]): Promise<ClassifyResponseBody> {
   const outcome = await deps.classifier.classify(texts);
   if (!outcome.ok) {
-    deps.logger.warn({ detail: outcome.detail }, "classifier failed");
-    throw new ApiError("upstream_error", "The classification provider failed; retry later.");
+    // The request's log line carries the detail as error.cause.
+    throw new ApiError("upstream_error", "The classification provider failed; retry later.", {
+      cause: outcome.detail,
+    });
   }
   return {
     model: deps.classifier.model,
