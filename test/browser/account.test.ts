@@ -130,4 +130,16 @@ describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
     expect(await page.getByText("grace@example.test").count()).toBe(1);
     await shot("09-signed-in-with-idp");
   });
+
+  it("a new person signs up with the identity provider directly: a new account, its identity linked (issue 23.3)", async () => {
+    idp.setUser({ sub: "idp-newcomer", email: "newcomer@idp.example", name: "Newcomer", emailVerified: true });
+    const fresh = await (await site.browser.newContext()).newPage();
+    await fresh.goto(`${base}/account`);
+    await fresh.getByRole("button", { name: "Sign in with Test IdP" }).click();
+    await fresh.getByRole("heading", { name: "Your account" }).waitFor();
+    expect(await fresh.getByText("newcomer@idp.example").count()).toBeGreaterThan(0);
+    expect(await fresh.getByText("idp-newcomer").count()).toBe(1);
+    await fresh.screenshot({ path: `${SHOTS}/10-signed-up-with-idp.png`, fullPage: true });
+    await fresh.context().close();
+  });
 });
