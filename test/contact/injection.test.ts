@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorOf } from "../helpers/app.js";
+import { propertyRuns } from "../helpers/env.js";
 import { type ContactHarness, contactHarness, DESK } from "./setup.js";
 
 /** Pieces an attacker would splice into a header-bound field. */
@@ -75,7 +76,7 @@ describe("header injection (fuzzed, fixed seed)", () => {
           expect(m.headers.every((l) => HEADER_NAME.test(l))).toBe(true);
         },
       ),
-      { seed: 20_240_501, numRuns: 300 },
+      { seed: 20_240_501, numRuns: propertyRuns(300) },
     );
     // The property saw both outcomes: refusals and messages that really went through.
     expect(refused).toBeGreaterThan(0);

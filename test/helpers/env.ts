@@ -54,3 +54,12 @@ export function skipReason(needs: { postgres?: boolean; redis?: boolean }): stri
   );
   return missing.length ? `skipped: ${missing.join(" and ")} not set (.ci/run sets them)` : undefined;
 }
+
+/**
+ * A property test's run count: `n` (what CI runs) scaled by PROPERTY_RUNS_SCALE when it is set,
+ * e.g. 0.1 for a quick local pass; at least 1.
+ */
+export function propertyRuns(n: number): number {
+  const scale = Number(process.env.PROPERTY_RUNS_SCALE ?? 1);
+  return Math.max(1, Math.round(n * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../helpers/env.js";
 import { type FuzzRig, fuzzRig, request, SEED } from "../resilience/fuzz.js";
 
 /**
@@ -8,7 +9,7 @@ import { type FuzzRig, fuzzRig, request, SEED } from "../resilience/fuzz.js";
  * for that status of that operation — explicitly, not only by `default`.
  */
 
-const RUNS = 500;
+const RUNS = propertyRuns(500);
 /** Headers of HTTP itself, not of this API. */
 const PROTOCOL = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
 

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import vader from "vader-sentiment";
 import { describe, expect, it } from "vitest";
 import { polarityScores, vaderTokens } from "../../src/adapters/classifier/vader-scores.js";
+import { propertyRuns } from "../helpers/env.js";
 
 /**
  * The fast tokenizer against vader-sentiment's own algorithm (SentiText.get_words_plus_punc and
@@ -104,7 +105,7 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
       fc.property(text, (t) => {
         expect(vaderTokens(t)).toEqual(originalTokens(t));
       }),
-      { numRuns: 20_000, seed: 6006 },
+      { numRuns: propertyRuns(20_000), seed: 6006 },
     );
   });
 
@@ -113,7 +114,7 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
       fc.property(fc.string({ maxLength: 200, unit: "binary" }), (t) => {
         expect(vaderTokens(t)).toEqual(originalTokens(t));
       }),
-      { numRuns: 5_000, seed: 6007 },
+      { numRuns: propertyRuns(5_000), seed: 6007 },
     );
   });
 
@@ -122,7 +123,7 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
       fc.property(text, (t) => {
         expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
       }),
-      { numRuns: 10_000, seed: 6008 },
+      { numRuns: propertyRuns(10_000), seed: 6008 },
     );
   });
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test/helpers/env.js";
 import { isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
 
 /**
@@ -58,7 +59,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
         expect(isoInZone(at, zone, warm)).toBe(expected);
         expect(isoInZone(at, zone, new TimeZones())).toBe(expected);
       }),
-      { numRuns: 5_000, seed: 61 },
+      { numRuns: propertyRuns(5_000), seed: 61 },
     );
   });
 
@@ -102,7 +103,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
         // Again: a calendar date now comes from the zone's day cache.
         expect(resolveWhen(date, zone, new Date(now), zones)).toEqual(expected);
       }),
-      { numRuns: 5_000, seed: 62 },
+      { numRuns: propertyRuns(5_000), seed: 62 },
     );
   });
 
@@ -153,7 +154,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
           }
         },
       ),
-      { numRuns: 2_000, seed: 63 },
+      { numRuns: propertyRuns(2_000), seed: 63 },
     );
   });
 
