@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MailLane } from "../../../src/ports/mail-lane.js";
 import { fakeOpenMeteo } from "../../../test/fakes/open-meteo.js";
 import { fakePostcodesIo } from "../../../test/fakes/postcodes-io.js";
@@ -17,6 +17,9 @@ import { type AlmanacClient, createAlmanacClient, isAlmanacError, type paths } f
  * the thin layer's key, Idempotency-Key, retries, typed errors, X-Request-Id and RateLimit are
  * checked on real answers (retry timing on a scripted fetch).
  */
+
+// Each live test makes several calls (the first ten, one per operation) on a host CI may load.
+vi.setConfig({ testTimeout: 60_000 });
 
 const memoryLane = (): MailLane => ({
   send: async () => ({ ok: true, messageId: "<client@almanac>" }),
