@@ -97,6 +97,7 @@ describe("hostile postcodes never change the upstream host or path", () => {
     "SW1A 2AA\r\nHost: evil",
     "http://evil.example/",
     "SW1A 2AA%00",
+    "this is not a postcode, and it is much longer than any postcode",
   ])("%j → 404 invalid_format, nothing sent upstream", async (hostile) => {
     for (const path of ["/v1/postcode", "/v1/weather"]) {
       const res = await rig.get(`${path}?postcode=${q(hostile)}`);

@@ -2,17 +2,22 @@ import { z } from "@hono/zod-openapi";
 import type { Place } from "../../ports/postcode-resolver.js";
 import { demoTierErrorResponses, errorResponse } from "../shared/responses.js";
 
+/** Longest `postcode` value taken as a (possibly wrong) postcode rather than a malformed parameter. */
+const POSTCODE_PARAM_MAX = 100;
+
 export const PostcodeQuery = z.object({
   postcode: z
     .string()
     .trim()
     .min(1, "must not be empty")
     .regex(/\S/, "must not be empty")
-    .max(16, "must be a UK postcode (at most 16 characters)")
+    // The spec answers an invalid postcode with 404 `not_found`, so the bound that makes a value
+    // a bad parameter (400) sits far above any postcode a person could mistype.
+    .max(POSTCODE_PARAM_MAX, `must be at most ${POSTCODE_PARAM_MAX} characters`)
     .openapi({
       param: { name: "postcode", in: "query" },
       example: "SW1A 2AA",
-      description: "A UK postcode in any case and spacing (`sw1a2aa`, `SW1A 2AA`).",
+      description: `A UK postcode in any case and spacing (\`sw1a2aa\`, \`SW1A 2AA\`). Any value up to ${POSTCODE_PARAM_MAX} characters that is not a postcode answers 404 \`not_found\`; a longer one, 400.`,
     }),
 });
 
