@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile native modules (better-sqlite3) with the toolchain, then drop dev deps.
-FROM node:24-bookworm-slim AS build
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -14,7 +14,7 @@ COPY tsconfig.json ./
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no compiler, non-root, healthcheck against /healthz.
-FROM node:24-bookworm-slim
+FROM node:20-bookworm-slim
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app /app
