@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
+import { Periodic } from "../../lib/periodic.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 import { deliverContact } from "./deliver.js";
 import { type ContactRow, ContactStore } from "./store.js";
@@ -54,8 +55,7 @@ export interface OutboxRun {
  * never send one row twice at once.
  */
 export class ContactOutbox {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<OutboxRun>;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly store: ContactStore,
@@ -65,7 +65,9 @@ export class ContactOutbox {
     private readonly counters: OutboxCounters,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.periodic = new Periodic("contact outbox pass", () => this.runOnce(), logger);
+  }
 
   /** Whether `row` is due now: a stranded pending row, or a failed one whose backoff has passed. */
   isDue(row: ContactRow): boolean {
@@ -104,26 +106,12 @@ export class ContactOutbox {
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return; // one pass at a time
-      this.running = this.runOnce()
-        .catch((err: unknown) => {
-          this.logger.warn({ err: (err as Error).message }, "contact outbox pass failed; next pass retries");
-          return { due: 0, sent: 0, failed: 0, skipped: 0 };
-        })
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.opts.intervalMs);
-    this.timer.unref();
+    this.periodic.start(this.opts.intervalMs);
   }
 
   /** Stops the timer and waits for a pass in flight. */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
 

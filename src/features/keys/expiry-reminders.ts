@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
+import { Periodic } from "../../lib/periodic.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 
 const WEEK_MS = 7 * 86_400_000;
@@ -25,8 +26,7 @@ export interface ReminderRun {
  * send loses that reminder (at most once, never twice).
  */
 export class ExpiryReminders {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly database: Database,
@@ -34,7 +34,9 @@ export class ExpiryReminders {
     private readonly publicUrl: string,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.periodic = new Periodic("key expiry reminders pass", () => this.runOnce(), logger);
+  }
 
   async runOnce(): Promise<ReminderRun> {
     const run: ReminderRun = { due: 0, sent: 0, failed: 0, skipped: 0 };
@@ -94,24 +96,11 @@ export class ExpiryReminders {
   }
 
   start(intervalMs = INTERVAL_MS): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.runOnce()
-        .catch((err: unknown) =>
-          this.logger.warn({ err: (err as Error).message }, "key expiry reminders pass failed; next pass retries"),
-        )
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, intervalMs);
-    this.timer.unref();
+    this.periodic.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
 
