@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { accountIdByEmail } from "../shared/accounts.js";
 import { DEFAULT_PLAN, isPlanName, type PlanName } from "./plans.js";
 
 export interface PlanGrant {
@@ -69,15 +70,8 @@ export class PlanStore {
   }
 
   /** The account (better-auth user) with this e-mail, if it signed in once. */
-  async userIdFor(email: string): Promise<string | null> {
-    try {
-      const { rows } = await sql<{
-        id: string;
-      }>`select id from auth_user where lower(email) = ${email.toLowerCase()}`.execute(this.db);
-      return rows[0]?.id ?? null;
-    } catch {
-      return null; // better-auth's tables do not exist before the first sign-in
-    }
+  userIdFor(email: string): Promise<string | null> {
+    return accountIdByEmail({ db: this.db }, email);
   }
 
   async emailFor(userId: string): Promise<string | null> {
