@@ -4,7 +4,14 @@ import { type AdminDeps, buildAdminDeps } from "../admin.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import { accountIdByEmail } from "../features/account/index.js";
-import { CLEAR_WORDS, isPlanName, PLAN_NAMES, parseRatelimit, parseUses } from "../features/keys/index.js";
+import {
+  CLEAR_WORDS,
+  isPlanName,
+  keyRefusalMessage,
+  PLAN_NAMES,
+  parseRatelimit,
+  parseUses,
+} from "../features/keys/index.js";
 
 /** Thrown for a user mistake: printed as `almanac: <message>`, exit status 1. */
 class CliError extends Error {}
@@ -180,9 +187,12 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
     )
     .action((id: string, opts: { grace?: number }) =>
       withStore(async ({ accountKeys: ak }) => {
-        const created = await ak.roll(undefined, id, opts.grace ?? 0);
-        if (!created) throw new CliError(`no active key ${id} (or it was rolled already)`);
-        const { key, ...info } = created;
+        const rolled = await ak.roll(undefined, id, opts.grace ?? 0);
+        if (!rolled.ok) {
+          if (rolled.error.kind === "not_found") throw new CliError(`no active key ${id} (or it was rolled already)`);
+          throw new CliError(keyRefusalMessage(rolled.error));
+        }
+        const { key, ...info } = rolled.value;
         print({ key, ...info, replaces: id });
       }),
     );
@@ -219,8 +229,10 @@ export function registerKeysCommands(program: Command, loadConfig: () => Config)
           };
           if (Object.keys(patch).length === 0) throw new CliError("nothing to change: give at least one option.");
           const updated = await ak.update(undefined, id, patch);
-          if (!updated) throw new CliError(`no key ${id}`);
-          print(updated);
+          if (!updated.ok) {
+            throw new CliError(updated.error.kind === "not_found" ? `no key ${id}` : keyRefusalMessage(updated.error));
+          }
+          print(updated.value);
         }),
     );
 }

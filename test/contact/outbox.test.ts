@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deliverContact } from "../../src/features/contact/deliver.js";
 import { ContactOutbox, createContactOutbox } from "../../src/features/contact/outbox.js";
 import { type ContactRow, ContactStore } from "../../src/features/contact/store.js";
-import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency.js";
+import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { errorOf } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
 import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import { type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
+import { expectValue } from "../helpers/result.js";
 import { bearer, classify } from "../vibe/harness.js";
 
 const USES = 20;
@@ -16,8 +17,8 @@ async function burst(apps: TestApp[]) {
   const email = `burst-${Date.now()}@example.test`;
   await ak.plans.grant(email, "pro", "cli"); // 120 calls a minute: the rate limit stays out of the way
   const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
-  const a = await ak.create({ ...owner, name: "a" });
-  const b = await ak.create({ ...owner, name: "b" });
+  const a = expectValue(await ak.create({ ...owner, name: "a" }));
+  const b = expectValue(await ak.create({ ...owner, name: "b" }));
   await first.deps.database.db
     .updateTable("account_quotas")
     .set({ remaining: USES })
@@ -75,7 +76,7 @@ describe("an account key is verified in one query of the key store", () => {
       const email = `one-query-${Date.now()}@example.test`;
       await ak.plans.grant(email, "pro", "cli");
       const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
-      const k = await ak.create({ ...owner, name: "a" });
+      const k = expectValue(await ak.create({ ...owner, name: "a" }));
       const before = await ak.quotas.remaining(owner.ownerId);
       const v = await t.deps.keys.verify(k.key, "vibe.classify");
       expect(v).toMatchObject({ code: "VALID", account: { ownerId: owner.ownerId, plan: "pro", opened: true } });

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency.js";
+import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { errorOf, type TestApp, testApp, testServer, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, skipReason } from "../helpers/env.js";

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import type { CreatedKey } from "../../ports/key-store.js";
+import { keyRefusalError } from "../keys/index.js";
 import type { AccountContext } from "./context.js";
 import { csrfToken } from "./csrf.js";
 import { type KeyFlash, setKeyFlash } from "./flash.js";
@@ -46,7 +47,8 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
       permissions,
       expiresAt,
     });
-    return redirectWithKey(c, s, created, "created");
+    if (!created.ok) throw keyRefusalError(created.error);
+    return redirectWithKey(c, s, created.value, "created");
   });
 
   for (const action of ["roll", "revoke"] as const) {
@@ -95,8 +97,11 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
     const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], Date.now());
-    if (!(await deps.accountKeys.update(s.user.id, id, patch)))
-      throw new ApiError("not_found", `No key ${id} on this account.`);
+    const updated = await deps.accountKeys.update(s.user.id, id, patch);
+    if (!updated.ok) {
+      if (updated.error.kind === "not_found") throw new ApiError("not_found", `No key ${id} on this account.`);
+      throw keyRefusalError(updated.error);
+    }
     return c.redirect("/account?notice=updated", 303);
   });
 
@@ -105,8 +110,11 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const id = c.req.param("id");
     const grace = GRACE_CHOICES.find((g) => g.value === (field(body, "grace") || "0"));
     if (!grace) throw new ApiError("invalid_body", "Choose a grace period from the list.");
-    const created = await deps.accountKeys.roll(s.user.id, id, grace.seconds);
-    if (!created) throw new ApiError("not_found", `No active key ${id} on this account.`);
-    return redirectWithKey(c, s, created, "rolled");
+    const rolled = await deps.accountKeys.roll(s.user.id, id, grace.seconds);
+    if (!rolled.ok) {
+      if (rolled.error.kind === "not_found") throw new ApiError("not_found", `No active key ${id} on this account.`);
+      throw keyRefusalError(rolled.error);
+    }
+    return redirectWithKey(c, s, rolled.value, "rolled");
   });
 }

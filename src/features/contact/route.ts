@@ -3,7 +3,8 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
 import { sha256Hex } from "../../lib/hash.js";
-import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
+import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
+import { answerPrior, idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
 import { ContactRequest, ContactSent, IdempotencyHeader } from "./schema.js";
 import { type ContactDeps, sendContact, sendContactOnce } from "./send.js";
@@ -75,7 +76,8 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
       if (claim.kind !== "owned") return answerPrior(c, claim) as never;
       // A mail cannot be unsent: the job runs to its end even when the client goes away.
       const answer = await holding(deps.idempotency, spec, claim.owner, timing, () => sendContactOnce(send, idemKey));
-      return c.json(answer.body, 200, answer.headers);
+      if (!answer.ok) throw idempotencyRefusalError(answer.error);
+      return c.json(answer.value.body, 200, answer.value.headers);
     },
     (result, c): undefined => {
       if (result.success) return undefined;

@@ -3,7 +3,8 @@ import type { AppDeps } from "../../app-deps.js";
 import { IDEMPOTENCY_TTL_MS } from "../../db/idempotency.js";
 import { ApiError } from "../../http/errors.js";
 import type { MailLane } from "../../ports/mail-lane.js";
-import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH, type OnceAnswer } from "../shared/idempotency.js";
+import type { OnceAnswer } from "../shared/idempotency.js";
+import { idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { deliverContact } from "./deliver.js";
 import { spendContactLimits } from "./limits.js";
 import { type ContactRow, type ContactStore, type NewContact, sameMessage } from "./store.js";
@@ -58,7 +59,7 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
     const nowMs = deps.now().getTime();
     const earlier = await store.byIdempotencyKey(key, new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString());
     if (!earlier) return sendContact(send);
-    if (!sameMessage(earlier, input)) throw new ApiError("conflict", IDEMPOTENCY_MISMATCH);
+    if (!sameMessage(earlier, input)) throw idempotencyRefusalError({ kind: "mismatch" });
     if (earlier.status === "sent") {
       return { body: { id: earlier.id, status: "sent" as const }, headers: { "Idempotent-Replayed": "true" } };
     }
@@ -69,7 +70,7 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
       continue; // the outbox (or the CLI) claimed it first: look again
     }
     const left = deadline - Date.now();
-    if (left <= 0) throw new ApiError("conflict", IDEMPOTENCY_IN_PROGRESS, { headers: { "Retry-After": "1" } });
+    if (left <= 0) throw idempotencyRefusalError({ kind: "in_progress" });
     await sleep(Math.min(delay, left));
   }
 }

@@ -1,11 +1,12 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { ApiError } from "../../http/errors.js";
+import { fail, ok, type Result } from "../../lib/result.js";
 import type { CreatedKey, KeyInfo, KeyStore, KeyUpdate } from "../../ports/key-store.js";
 import { AccountQuotas, fewer } from "./account-quota.js";
-import { KeyLedger, type LedgerRow } from "./ledger.js";
+import { KeyLedger, type LedgerRow, type Reservation } from "./ledger.js";
 import { PlanStore } from "./plan-store.js";
 import { PLAN_NAMES, PLANS, type Plan, type PlanName, planOf } from "./plans.js";
+import type { KeyRefusal } from "./refusals.js";
 import type { UsageCounter, UsageCounts } from "./usage.js";
 
 export interface KeyOverview extends KeyInfo {
@@ -33,11 +34,17 @@ export type AccountPlan = Plan & { usesLeft?: number | null };
 /** Who acts: an account (only its own keys), or the operator (`undefined`: any key). */
 export type Actor = string | undefined;
 
+type Refusal<K extends KeyRefusal["kind"]> = Extract<KeyRefusal, { kind: K }>;
+export type CreateRefusal = Refusal<"duplicate_name" | "key_limit" | "daily_limit">;
+export type RollRefusal = Refusal<"not_found" | "roll_in_progress">;
+export type UpdateRefusal = Refusal<"not_found" | "expiry_in_past" | "plan_limit" | "rolled" | "duplicate_name">;
+
 /**
  * Self-service keys under plans, for the account page and the operator CLI: the caps and unique
  * names (atomically, through the ledger), the account's uses and rate limit (account-quota.ts),
  * rolls with a grace period, revoking a roll's pair, edits within the plan, plan changes, and
- * per-key usage. Works the same over the embedded store and Unkey.
+ * per-key usage. Works the same over the embedded store and Unkey. A refused change is returned
+ * as a KeyRefusal (refusals.ts words it), not thrown.
  */
 export class AccountKeys {
   readonly plans: PlanStore;
@@ -66,12 +73,12 @@ export class AccountKeys {
     return { ...plan, usesLeft: left === undefined ? plan.quota : left };
   }
 
-  async create(input: CreateForAccount): Promise<CreatedKey> {
+  async create(input: CreateForAccount): Promise<Result<CreatedKey, CreateRefusal>> {
     const plan = await this.planOfAccount(input.email);
     // Keys the operator revoked meanwhile stop counting before the caps are checked.
     await this.ledger.reconcile(input.ownerId, await this.keys.list(input.ownerId));
     const r = await this.ledger.reserve(input.ownerId, input.name, plan, input.expiresAt);
-    if (!r.ok) throw capError(r, plan);
+    if (!r.ok) return fail(capRefusal(r, plan));
     try {
       await this.quotas.open(input.ownerId, plan);
       // No limits of its own: it spends the account's uses under the account's rate limit.
@@ -84,7 +91,7 @@ export class AccountKeys {
         ratelimit: null,
       });
       await this.ledger.confirm(r.id, created.id);
-      return created;
+      return ok(created);
     } catch (err) {
       await this.ledger.cancel(r.id).catch(() => undefined);
       throw err;
@@ -92,33 +99,28 @@ export class AccountKeys {
   }
 
   /**
-   * Null when the key is not this owner's, or already revoked or rolled (a double submit). A roll
-   * with a grace period is refused while the key's own predecessor is still in its grace period:
-   * one roll in flight per key, so rolling never multiplies live keys.
+   * `not_found` when the key is not this owner's, or already revoked or rolled (a double submit).
+   * A roll with a grace period is refused while the key's own predecessor is still in its grace
+   * period: one roll in flight per key, so rolling never multiplies live keys.
    */
-  async roll(actor: Actor, keyId: string, graceSec: number): Promise<CreatedKey | null> {
+  async roll(actor: Actor, keyId: string, graceSec: number): Promise<Result<CreatedKey, RollRefusal>> {
+    const notFound = fail({ kind: "not_found" as const });
     const before = await this.ledger.byKeyId(keyId);
-    if (before && actor !== undefined && before.owner_id !== actor) return null;
+    if (before && actor !== undefined && before.owner_id !== actor) return notFound;
     const ownerId = before?.owner_id ?? actor;
     if (graceSec > 0) {
       const previous = stillInGrace(await this.keys.list(ownerId), keyId);
-      if (previous) {
-        throw new ApiError(
-          "conflict",
-          `A key this one replaced (${previous.prefix}…${previous.last4}) is still in its grace period: revoke it first, or roll without a grace period.`,
-          { reason: "ROLL_IN_PROGRESS" },
-        );
-      }
+      if (previous) return fail({ kind: "roll_in_progress", previous: `${previous.prefix}…${previous.last4}` });
     }
-    if (before && !(await this.ledger.beginRoll(before.owner_id, keyId, graceSec))) return null;
+    if (before && !(await this.ledger.beginRoll(before.owner_id, keyId, graceSec))) return notFound;
     try {
       const created = await this.keys.roll(keyId, ownerId, { graceSec });
       if (!created) {
         if (before) await this.ledger.undoRoll(before.owner_id, keyId, before);
-        return null;
+        return notFound;
       }
       if (before) await this.ledger.addReplacement(before, created.id);
-      return created;
+      return ok(created);
     } catch (err) {
       if (before) await this.ledger.undoRoll(before.owner_id, keyId, before).catch(() => undefined);
       throw err;
@@ -155,35 +157,31 @@ export class AccountKeys {
   /**
    * Changes a key. An account-page key stays within its plan: its own uses at most the plan's
    * quota, its own rate limit at most the plan's rate, a name unique among the account's keys.
+   * `not_found` when there is no such key (for this actor).
    */
-  async update(actor: Actor, keyId: string, patch: KeyUpdate): Promise<KeyInfo | null> {
+  async update(actor: Actor, keyId: string, patch: KeyUpdate): Promise<Result<KeyInfo, UpdateRefusal>> {
     const row = await this.ledger.byKeyId(keyId);
-    if (row && actor !== undefined && row.owner_id !== actor) return null;
+    if (row && actor !== undefined && row.owner_id !== actor) return fail({ kind: "not_found" });
     if (patch.expiresAt && Date.parse(patch.expiresAt) <= this.now().getTime()) {
-      throw new ApiError("invalid_body", "The new expiry is in the past: choose a later time, or revoke the key.");
+      return fail({ kind: "expiry_in_past" });
     }
     if (row) {
       const plan = planOf(row.plan);
-      const err = beyondPlan(patch, plan);
-      if (err) throw err;
+      const beyond = beyondPlan(patch, plan);
+      if (beyond) return fail(beyond);
       // A key in its grace period ends with it: a later expiry would keep a second key alive.
-      if (row.rolled_at !== null && patch.expiresAt !== undefined) {
-        throw new ApiError(
-          "conflict",
-          "This key was rolled and ends with its grace period: its expiry cannot change. Revoke it, or edit its replacement.",
-          { reason: "ROLLED" },
-        );
-      }
+      if (row.rolled_at !== null && patch.expiresAt !== undefined) return fail({ kind: "rolled" });
       if (patch.name !== undefined) {
         const wanted = patch.name.toLowerCase();
         const others = await this.keys.list(row.owner_id);
         if (others.some((k) => k.id !== keyId && k.status === "active" && k.name.toLowerCase() === wanted))
-          throw capError({ ok: false, why: "DUPLICATE_NAME" }, plan);
+          return fail({ kind: "duplicate_name" });
       }
     }
     const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
-    if (updated && row) await this.ledger.edited(keyId, patch);
-    return updated;
+    if (!updated) return fail({ kind: "not_found" });
+    if (row) await this.ledger.edited(keyId, patch);
+    return ok(updated);
   }
 
   async overview(ownerId: string): Promise<KeyOverview[]> {
@@ -274,12 +272,9 @@ export function planChangeMessage(from: PlanName, to: PlanName, revoked: number)
   return `${head} ${revoked} key${revoked === 1 ? " was" : "s were"} over the ${to} plan's cap and revoked, newest first.`;
 }
 
-/** An edit that would lift a key above its plan, as a 409 the page and the CLI show. */
-function beyondPlan(patch: KeyUpdate, plan: Plan): ApiError | null {
-  const refuse = (what: string) =>
-    new ApiError("conflict", `The ${plan.name} plan allows ${what}: choose less, or upgrade your plan.`, {
-      reason: "PLAN_LIMIT",
-    });
+/** An edit that would lift a key above its plan (a 409 on the page, the same words in the CLI). */
+function beyondPlan(patch: KeyUpdate, plan: Plan): Refusal<"plan_limit"> | null {
+  const refuse = (allows: string): Refusal<"plan_limit"> => ({ kind: "plan_limit", plan: plan.name, allows });
   if (patch.remaining != null && plan.quota !== null && patch.remaining > plan.quota) {
     return refuse(`${plan.quota} uses`);
   }
@@ -291,23 +286,13 @@ function beyondPlan(patch: KeyUpdate, plan: Plan): ApiError | null {
   return null;
 }
 
-function capError(r: Exclude<Awaited<ReturnType<KeyLedger["reserve"]>>, { ok: true }>, plan: Plan): ApiError {
+function capRefusal(r: Exclude<Reservation, { ok: true }>, plan: Plan): CreateRefusal {
   switch (r.why) {
     case "DUPLICATE_NAME":
-      return new ApiError("conflict", "You already have an active key with this name: choose another name.", {
-        reason: "DUPLICATE_NAME",
-      });
+      return { kind: "duplicate_name" };
     case "KEY_LIMIT":
-      return new ApiError(
-        "conflict",
-        `The ${plan.name} plan allows ${r.limit} active keys: revoke one first, or upgrade your plan.`,
-        { reason: "KEY_LIMIT" },
-      );
+      return { kind: "key_limit", plan: plan.name, limit: r.limit };
     case "DAILY_LIMIT":
-      return new ApiError(
-        "rate_limited",
-        `The ${plan.name} plan allows ${r.limit} new keys a day: try again later, or upgrade your plan.`,
-        { reason: "KEY_CREATION_LIMIT", headers: { "Retry-After": String(r.retryAfterSec) } },
-      );
+      return { kind: "daily_limit", plan: plan.name, limit: r.limit, retryAfterSec: r.retryAfterSec };
   }
 }

@@ -5,5 +5,6 @@ export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, parseRatelimit, parseUses } from "./key-fields.js";
 export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
 export { accountKeyStore } from "./pooled-store.js";
+export { type KeyRefusal, keyRefusalError, keyRefusalMessage } from "./refusals.js";
 export { type DailyCounts, UsageCounter } from "./usage.js";
 export { registerUsage } from "./usage-route.js";

@@ -1,10 +1,9 @@
-import { ApiError } from "../../http/errors.js";
+import { fail, ok, type Result } from "../../lib/result.js";
 import type { Cache } from "../../ports/cache.js";
 import type { Place, PostcodeResolver, Resolution } from "../../ports/postcode-resolver.js";
 import { UpstreamError } from "../../ports/upstream-error.js";
 import { CachedLoader } from "../shared/cached-loader.js";
 import { normalisePostcode } from "./format.js";
-import { RESOLVER_FAILED } from "./schema.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const PLACE_TTL_MS = 7 * DAY_MS;
@@ -12,15 +11,16 @@ export const UNKNOWN_TTL_MS = 60 * 60 * 1000;
 
 export type NotFoundReason = "invalid_format" | "unknown" | "terminated" | "no_location";
 
-/** The spec's 404 for a postcode (§4 GET rule 3), with the reason telling which case. */
-export function postcodeNotFound(reason: NotFoundReason, details?: Record<string, unknown>): ApiError {
-  return new ApiError("not_found", "postcode not found", { reason, details });
-}
+/** Why a postcode has no place: not one (with the reason and its details), or the resolver failed. */
+export type PlaceFailure =
+  | { kind: "not_found"; reason: NotFoundReason; details?: Record<string, unknown> }
+  | { kind: "upstream"; cause: UpstreamError };
 
 /**
  * Postcode → place: validate and normalise, then resolve through the cache (places and
  * retired postcodes for 7 days, unknown postcodes for an hour), one upstream call per
- * postcode however many ask at once. Throws the ApiError the route should answer with.
+ * postcode however many ask at once. An expected failure is returned, not thrown (errors.ts
+ * maps it to the route's answer).
  */
 export class PlaceLookup {
   private readonly loader: CachedLoader;
@@ -32,9 +32,9 @@ export class PlaceLookup {
     this.loader = new CachedLoader(cache);
   }
 
-  async find(input: string): Promise<Place> {
+  async find(input: string): Promise<Result<Place, PlaceFailure>> {
     const postcode = normalisePostcode(input);
-    if (!postcode) throw postcodeNotFound("invalid_format");
+    if (!postcode) return fail({ kind: "not_found", reason: "invalid_format" });
     let resolution: Resolution;
     try {
       resolution = await this.loader.load<Resolution>(
@@ -43,19 +43,21 @@ export class PlaceLookup {
         () => this.resolver.resolve(postcode),
       );
     } catch (err) {
-      if (err instanceof UpstreamError) {
-        throw new ApiError("upstream_error", RESOLVER_FAILED, { cause: err });
-      }
+      if (err instanceof UpstreamError) return fail({ kind: "upstream", cause: err });
       throw err;
     }
-    if (resolution.kind === "unknown") throw postcodeNotFound("unknown");
+    if (resolution.kind === "unknown") return fail({ kind: "not_found", reason: "unknown" });
     if (resolution.kind === "terminated") {
-      throw postcodeNotFound("terminated", {
-        postcode: resolution.postcode,
-        year_terminated: resolution.year,
-        month_terminated: resolution.month,
+      return fail({
+        kind: "not_found",
+        reason: "terminated",
+        details: {
+          postcode: resolution.postcode,
+          year_terminated: resolution.year,
+          month_terminated: resolution.month,
+        },
       });
     }
-    return resolution.place;
+    return ok(resolution.place);
   }
 }

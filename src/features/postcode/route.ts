@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import type { AppEnv } from "../../http/types.js";
 import { demoTierHeaders } from "../shared/responses.js";
+import { placeFailureError } from "./errors.js";
 import type { PlaceLookup } from "./lookup.js";
 import { PostcodeQuery, PostcodeResponse, placeView, postcodeErrorResponses, RESOLVER_FAILED } from "./schema.js";
 import { postcodesIoSource } from "./sources.js";
@@ -51,7 +52,8 @@ const route = createRoute({
 /** `GET /v1/postcode?postcode=`: the postcode resolver on its own. */
 export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">, places: PlaceLookup): void {
   app.openapi(route, async (c) => {
-    const place = await places.find(c.req.valid("query").postcode);
-    return c.json({ ...placeView(place), sources: [postcodesIoSource(deps.now().getUTCFullYear())] }, 200);
+    const found = await places.find(c.req.valid("query").postcode);
+    if (!found.ok) throw placeFailureError(found.error);
+    return c.json({ ...placeView(found.value), sources: [postcodesIoSource(deps.now().getUTCFullYear())] }, 200);
   });
 }

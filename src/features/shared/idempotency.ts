@@ -1,13 +1,19 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Context } from "hono";
 import type { Config } from "../../config.js";
-import { ApiError } from "../../http/errors.js";
-import type { AppEnv } from "../../http/types.js";
-import type { IdempotencyClaim, IdempotencyPrior, IdempotencyRef, IdempotencyStore } from "../../ports/idempotency.js";
+import { fail, ok, type Result } from "../../lib/result.js";
+import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../../ports/idempotency.js";
 
-export const IDEMPOTENCY_MISMATCH = "Idempotency-Key was already used with a different request body.";
-export const IDEMPOTENCY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress; retry shortly.";
-export const REQUEST_CUT = "The request was cut before its answer and nothing was kept; retry it.";
+/** The request was cut (its client went away, or the server's shutdown deadline) before its answer. */
+export type RequestCut = { kind: "cut" };
+
+/**
+ * Why an idempotent request is not answered by its own job: the key was used with another body,
+ * another request still holds it, or this request was cut. idempotency-answers.ts maps each to
+ * its HTTP answer.
+ */
+export type IdempotencyRefusal = { kind: "mismatch" } | { kind: "in_progress" } | RequestCut;
+
+const CUT: RequestCut = { kind: "cut" };
 
 /** Longest pause between two looks at a claim another request holds. */
 const MAX_POLL_MS = 200;
@@ -54,30 +60,21 @@ export async function claimOrWait(
   }
 }
 
-/** The answer to a request whose key another request holds or held: its stored answer, or a 409. */
-export function answerPrior(c: Context<AppEnv>, prior: IdempotencyPrior): Response {
-  if (prior.kind === "mismatch") throw new ApiError("conflict", IDEMPOTENCY_MISMATCH);
-  if (prior.kind === "in_progress") {
-    throw new ApiError("conflict", IDEMPOTENCY_IN_PROGRESS, { headers: { "Retry-After": "1" } });
-  }
-  return c.body(prior.body, prior.status as 200, {
-    "Content-Type": "application/json",
-    "Idempotent-Replayed": "true",
-  });
-}
-
 /**
- * Rejects when `signal` aborts first (the client went away, or the server is cutting requests
- * at its shutdown deadline); `work` itself is left to finish, its result unused.
+ * `work`'s value, or a `cut` failure when `signal` aborts first (the client went away, or the
+ * server is cutting requests at its shutdown deadline); `work` itself is left to finish, its
+ * result unused. A rejection of `work` before the abort rejects.
  */
-export function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return work;
-  const cut = () => new ApiError("unavailable", REQUEST_CUT, { headers: { "Retry-After": "1" } });
-  if (signal.aborted) return Promise.reject(cut());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cut());
+export function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<Result<T, RequestCut>> {
+  if (!signal) return work.then(ok);
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.resolve(fail(CUT));
+  }
+  return new Promise<Result<T, RequestCut>>((resolve, reject) => {
+    const onAbort = () => resolve(fail(CUT));
     signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    work.then((value) => resolve(ok(value)), reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 
@@ -86,9 +83,10 @@ export type AfterFailure = "release" | "lapse";
 
 /**
  * Runs `job` while holding an owned claim, renewing its lease every third of it. A 200 answer is
- * stored for replays (only a success is final). When the job throws, or `signal` aborts first,
- * `undo` runs (e.g. a refund) and says whether the claim is released or lapsed; when `undo`
- * itself fails the claim lapses, so a retry takes it over instead of paying twice.
+ * stored for replays (only a success is final). When the job throws, or `signal` aborts first
+ * (then the result is the `cut` failure), `undo` runs (e.g. a refund) and says whether the claim
+ * is released or lapsed; when `undo` itself fails the claim lapses, so a retry takes it over
+ * instead of paying twice.
  */
 export async function holding(
   store: IdempotencyStore,
@@ -97,19 +95,23 @@ export async function holding(
   timing: IdempotencyTiming,
   job: () => Promise<OnceAnswer>,
   opts: { signal?: AbortSignal; undo?: () => Promise<AfterFailure> } = {},
-): Promise<OnceAnswer> {
+): Promise<Result<OnceAnswer, RequestCut>> {
   const renewal = setInterval(
     () => void store.renew(ref, owner, timing.leaseMs).catch(() => undefined),
     Math.max(1, Math.floor(timing.leaseMs / 3)),
   );
   renewal.unref();
-  try {
-    const answer = await unlessAborted(job(), opts.signal);
-    await store.complete(ref, owner, 200, JSON.stringify(answer.body));
-    return answer;
-  } catch (err) {
+  const giveUp = async () => {
     const after = await (opts.undo?.() ?? Promise.resolve<AfterFailure>("release")).catch((): AfterFailure => "lapse");
     await (after === "release" ? store.release(ref, owner) : store.lapse(ref, owner)).catch(() => undefined);
+  };
+  try {
+    const outcome = await unlessAborted(job(), opts.signal);
+    if (outcome.ok) await store.complete(ref, owner, 200, JSON.stringify(outcome.value.body));
+    else await giveUp();
+    return outcome;
+  } catch (err) {
+    await giveUp();
     throw err;
   } finally {
     clearInterval(renewal);

@@ -8,7 +8,8 @@ import { keyRateLimitHeaders } from "../../http/rate-limit-headers.js";
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
-import { answerPrior, claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
+import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
+import { answerPrior, idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
 /** What classification uses of the app's dependencies. */
@@ -114,7 +115,8 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
       },
     },
   );
-  return c.json(answer.body, 200);
+  if (!answer.ok) throw idempotencyRefusalError(answer.error);
+  return c.json(answer.value.body, 200);
 }
 
 /** Gives back the use a failed job spent (keys without a usage limit spent none). */

@@ -1,8 +1,7 @@
-import { ApiError } from "../../http/errors.js";
+import { fail, ok, type Result } from "../../lib/result.js";
 import type { Cache } from "../../ports/cache.js";
 import type { Forecast, Forecaster } from "../../ports/forecaster.js";
 import { UpstreamError } from "../../ports/upstream-error.js";
-import { FORECAST_FAILED } from "../postcode/index.js";
 import { CachedLoader } from "../shared/cached-loader.js";
 
 export const FORECAST_TTL_MS = 15 * 60 * 1000;
@@ -16,7 +15,10 @@ export function roundLocation(latitude: number, longitude: number): { latitude: 
   return { latitude: round(latitude), longitude: round(longitude) };
 }
 
-/** Forecasts per rounded location, cached for 15 minutes, one upstream call per location at a time. */
+/**
+ * Forecasts per rounded location, cached for 15 minutes, one upstream call per location at a time.
+ * A failed forecaster is returned as a failure, not thrown (the route answers 502).
+ */
 export class ForecastLookup {
   private readonly loader: CachedLoader;
 
@@ -27,19 +29,19 @@ export class ForecastLookup {
     this.loader = new CachedLoader(cache);
   }
 
-  async at(latitude: number, longitude: number): Promise<Forecast> {
+  async at(latitude: number, longitude: number): Promise<Result<Forecast, { kind: "upstream"; cause: UpstreamError }>> {
     const loc = roundLocation(latitude, longitude);
     const key = `forecast:v1:${loc.latitude.toFixed(2)},${loc.longitude.toFixed(2)}`;
     try {
-      return await this.loader.load(
-        key,
-        () => FORECAST_TTL_MS,
-        () => this.forecaster.forecast(loc.latitude, loc.longitude),
+      return ok(
+        await this.loader.load(
+          key,
+          () => FORECAST_TTL_MS,
+          () => this.forecaster.forecast(loc.latitude, loc.longitude),
+        ),
       );
     } catch (err) {
-      if (err instanceof UpstreamError) {
-        throw new ApiError("upstream_error", FORECAST_FAILED, { cause: err });
-      }
+      if (err instanceof UpstreamError) return fail({ kind: "upstream", cause: err });
       throw err;
     }
   }

@@ -2,13 +2,14 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { TypedResponse } from "hono";
 import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
+import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import type { PlaceLookup } from "../postcode/index.js";
 import {
   FORECAST_FAILED,
+  type PlaceLookup,
   PostcodeQuery,
+  placeFailureError,
   postcodeErrorResponses,
-  postcodeNotFound,
   RESOLVER_FAILED,
 } from "../postcode/index.js";
 import { demoTierHeaders } from "../shared/responses.js";
@@ -56,13 +57,16 @@ export function registerWeather(
   const forecasts = new ForecastLookup(deps.forecaster, deps.cache);
   const bodies = new ReportBodies();
   app.openapi(route, async (c) => {
-    const place = await places.find(c.req.valid("query").postcode);
+    const found = await places.find(c.req.valid("query").postcode);
+    if (!found.ok) throw placeFailureError(found.error);
+    const place = found.value;
     const { latitude, longitude } = place;
-    if (latitude === null || longitude === null) throw postcodeNotFound("no_location");
+    if (latitude === null || longitude === null) throw placeFailureError({ kind: "not_found", reason: "no_location" });
     const forecast = await forecasts.at(latitude, longitude);
+    if (!forecast.ok) throw new ApiError("upstream_error", FORECAST_FAILED, { cause: forecast.error.cause });
     // The same body and Content-Type as c.json, serialised once per cached forecast and place.
     const now = deps.now();
-    const body = bodies.json(place, { latitude, longitude }, forecast, now.getUTCFullYear());
+    const body = bodies.json(place, { latitude, longitude }, forecast.value, now.getUTCFullYear());
     reuseUntil(c, now.getTime() + WEATHER_REUSE_MS);
     return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
       WeatherView,
