@@ -4,6 +4,7 @@
  * first all from one client, then each from a client of its own (distinct IPv4 addresses, then
  * distinct IPv6 /64s). Reported: the server's RSS growth over each phase and its CPU time per
  * request, so the limiter decision for a new client can be compared with a repeat client's.
+ * Twice: on the embedded limiter, and with Redis unreachable (the in-process fallback decides).
  * A measurement, never a pass/fail test. BENCH_CLIENTS sets N (default 100000).
  */
 import http from "node:http";
@@ -39,30 +40,40 @@ async function flood(url: string, clientOf: (i: number) => string): Promise<Reco
   return statuses;
 }
 
-const server = await startAlmanac({ env: { TRUST_PROXY: "1" } });
-const pid = server.child.pid;
-const rows: string[] = [];
-try {
-  await flood(server.url, () => "192.0.2.1"); // warm-up: JIT, caches, the answer cache
-  const phases: [string, (i: number) => string][] = [
-    ["one client", () => "192.0.2.2"],
-    ["distinct IPv4 clients", v4],
-    ["distinct IPv6 /64s", v6],
-  ];
-  for (const [name, clientOf] of phases) {
-    const rss0 = rssMb(pid);
-    const cpu0 = cpuMs(pid);
-    const statuses = await flood(server.url, clientOf);
-    const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / N;
-    const grew = rssMb(pid) - rss0;
-    rows.push(
-      `| ${name} | ${N.toLocaleString("en")} | ${grew.toFixed(1)} MB | ${cpuUs.toFixed(0)} µs | ${JSON.stringify(statuses)} |`,
-    );
+/** Runs the three phases against one server configuration; returns its table rows. */
+async function measure(label: string, env: Record<string, string>): Promise<string[]> {
+  const server = await startAlmanac({ env: { TRUST_PROXY: "1", ...env } });
+  const pid = server.child.pid;
+  const rows: string[] = [];
+  try {
+    await flood(server.url, () => "192.0.2.1"); // warm-up: JIT, caches, the answer cache
+    const phases: [string, (i: number) => string][] = [
+      ["one client", () => "192.0.2.2"],
+      ["distinct IPv4 clients", v4],
+      ["distinct IPv6 /64s", v6],
+    ];
+    for (const [name, clientOf] of phases) {
+      const rss0 = rssMb(pid);
+      const cpu0 = cpuMs(pid);
+      const statuses = await flood(server.url, clientOf);
+      const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / N;
+      const grew = rssMb(pid) - rss0;
+      rows.push(
+        `| ${label} | ${name} | ${N.toLocaleString("en")} | ${grew.toFixed(1)} MB | ${cpuUs.toFixed(0)} µs | ${JSON.stringify(statuses)} |`,
+      );
+    }
+  } finally {
+    await server.close();
   }
-} finally {
-  await server.close();
+  return rows;
 }
-console.log(`Node ${process.version}, embedded limiter (limits.db), TRUST_PROXY=1, ${CONCURRENCY} connections\n`);
-console.log("| clients | requests | server RSS growth | server CPU per request | statuses |");
-console.log("| --- | ---: | ---: | ---: | --- |");
+
+const rows = [
+  ...(await measure("embedded (limits.db)", {})),
+  // Nothing listens on port 1: every decision is the in-process fallback's (bounded, issue 25.3).
+  ...(await measure("Redis unreachable (in-process fallback)", { REDIS_URL: "redis://127.0.0.1:1" })),
+];
+console.log(`Node ${process.version}, TRUST_PROXY=1, ${CONCURRENCY} connections\n`);
+console.log("| limiter | clients | requests | server RSS growth | server CPU per request | statuses |");
+console.log("| --- | --- | ---: | ---: | ---: | --- |");
 for (const row of rows) console.log(row);

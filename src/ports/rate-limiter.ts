@@ -9,6 +9,15 @@ export interface LimitDecision {
   resetMs: number;
 }
 
+/**
+ * The decision every backend gives for a window in which `used` points have been spent (a refused
+ * spend counts too, as in rate-limiter-flexible, so `used` may exceed the rule's points).
+ */
+export function decide(rule: LimitRule, used: number, resetMs: number): LimitDecision {
+  const allowed = used <= rule.points;
+  return { allowed, limit: rule.points, remaining: allowed ? rule.points - used : 0, resetMs: Math.max(0, resetMs) };
+}
+
 export interface LimitRule {
   /** Namespace of the counters, e.g. "demo" or "key". */
   name: string;

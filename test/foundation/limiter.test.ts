@@ -40,6 +40,53 @@ describe("in-process limiter", () => {
   });
 });
 
+describe("in-process limiter under a flood of distinct clients (issue 25.3)", () => {
+  it("counts at most maxKeys keys one by one; newcomers past that share one window, so a flood errs on limiting", async () => {
+    let clock = 1_000_000;
+    const limiter = new MemoryRateLimiter(3, () => clock);
+    const r = rule(2);
+    for (const k of ["a", "b", "c"]) expect(await limiter.consume(r, k)).toMatchObject({ allowed: true, remaining: 1 });
+    // d, e and f each spend 1 of the one shared budget of 2.
+    expect(await limiter.consume(r, "d")).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.consume(r, "e")).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.consume(r, "f")).allowed).toBe(false);
+    expect(await limiter.consume(r, "f", 0)).toMatchObject({ allowed: false });
+    expect(limiter.size(r)).toBe(3);
+    // Keys with a window of their own keep their own count.
+    expect(await limiter.consume(r, "a")).toMatchObject({ allowed: true, remaining: 0 });
+    // Once the windows end, their places are free again and a newcomer counts on its own.
+    clock += 60_000;
+    expect(await limiter.consume(r, "g")).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.consume(r, "h")).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it("holds its bound under 200,000 distinct keys, and windows that have ended give their places back", async () => {
+    let clock = 0;
+    const limiter = new MemoryRateLimiter(1_000, () => clock);
+    const r = rule(5);
+    for (let i = 0; i < 200_000; i++) await limiter.consume(r, `2001:db8:${i}::/64`);
+    expect(limiter.size(r)).toBe(1_000);
+    clock += 61_000;
+    // The ended windows hold no places: each of 1,000 newcomers gets a window of its own (4 left),
+    // none is pushed into the shared one.
+    const remaining = new Set<number>();
+    for (let i = 0; i < 1_000; i++) remaining.add((await limiter.consume(r, `198.51.${i >> 8}.${i & 255}`)).remaining);
+    expect([...remaining]).toEqual([4]);
+    expect(limiter.size(r)).toBe(1_000);
+  });
+
+  it("a refund gives back to the window that was charged, and a reset forgets the key", async () => {
+    const limiter = new MemoryRateLimiter(1);
+    const r = rule(1);
+    await limiter.consume(r, "a");
+    await limiter.consume(r, "b"); // the overflow window
+    await limiter.refund(r, "b");
+    expect(await limiter.consume(r, "c")).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.reset(r, "a");
+    expect(await limiter.consume(r, "a", 0)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+});
+
 describe("embedded limiter (DATA_DIR/limits.db)", () => {
   it("two limiters on one data directory (two workers) share one count; a refund and a reset give points back", async () => {
     const dir = tempDir();
@@ -106,6 +153,23 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
       reader.close();
       await one.close();
     }
+  });
+
+  it("a limits.db from before keeps its counts when its table moves to the WITHOUT ROWID layout", async () => {
+    const dir = tempDir();
+    const r = rule(5);
+    const old = new SQLite(join(dir, "limits.db"));
+    old.exec("CREATE TABLE rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL, expire INTEGER NOT NULL)");
+    old.prepare("INSERT INTO rate_limits VALUES (?, 3, ?)").run(`${r.name}:ip`, Date.now() + 60_000);
+    old.close();
+    const limiters = [new SqliteRateLimiter(dir), new SqliteRateLimiter(dir)];
+    expect((await limiters[0]?.consume(r, "ip"))?.remaining).toBe(1);
+    for (const l of limiters) await l.close();
+    const db = new SQLite(join(dir, "limits.db"), { readonly: true });
+    expect(db.prepare("SELECT sql FROM sqlite_master WHERE name LIKE 'rate_limits%'").pluck().all()).toEqual([
+      expect.stringMatching(/WITHOUT ROWID$/),
+    ]);
+    db.close();
   });
 
   it("a count outlives the limiter that kept it (a restart)", async () => {
