@@ -18,17 +18,15 @@ import { registerVibe } from "./features/vibe/route.js";
 import { registerWeather } from "./features/weather/route.js";
 import { recordAnswers } from "./http/answer-cache.js";
 import { bodyLimit } from "./http/body-limit.js";
-import { clientAddressing } from "./http/client-ip.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
+import { Envelope, envelope } from "./http/envelope.js";
 import { ApiError, renderError, toApiError } from "./http/errors.js";
 import { requestLog } from "./http/failure.js";
 import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
 import { allowedMethods } from "./http/method-not-allowed.js";
 import { noNulInJson } from "./http/no-nul.js";
-import { observe } from "./http/observe.js";
 import { queryAliases } from "./http/query-aliases.js";
-import { requestId } from "./http/request-id.js";
 import { retryAfterOn429 } from "./http/retry-after.js";
 import type { AppEnv } from "./http/types.js";
 import { validationError } from "./http/validation.js";
@@ -46,9 +44,11 @@ export function createApp(deps: AppDeps): App {
     },
   });
 
-  app.use(requestId());
+  // Request id, client, CORS and RateLimit headers, the log line and metrics: the envelope's,
+  // shared with the hot lane (src/http/hot-lane.ts), which may already have met the request.
+  const env = Envelope.of(deps);
+  app.use(envelope(env, deps.logger));
   app.use(retryAfterOn429());
-  app.use(observe(deps.logger, deps.metrics, clientAddressing(deps.config)));
   // Classify reads its JSON off the socket with the same cap (http/json-body.ts).
   app.use(bodyLimit(deps.config.BODY_LIMIT_BYTES, ["/v1/vibe/classify"]));
   app.use(noNulInJson());
@@ -65,11 +65,10 @@ export function createApp(deps: AppDeps): App {
     "/v1/*",
     demoTier({
       limiter: deps.limiter,
-      hourlyLimit: deps.config.DEMO_HOURLY_LIMIT,
+      rule: env.demo,
       keys: deps.keys,
       // /v1/usage verifies its own key without spending a use.
       exempt: ["/v1/openapi.json", "/v1/usage"],
-      counted: deps.answers?.counted,
     }),
   );
   // Answers a route marks reusable are kept, serialised, for the hot lane (src/http/hot-lane.ts).

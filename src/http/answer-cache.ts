@@ -1,8 +1,6 @@
-import type { IncomingMessage } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { LRUCache } from "lru-cache";
-import type { LimitDecision } from "../ports/rate-limiter.js";
 import type { AppEnv } from "./types.js";
 
 /**
@@ -23,7 +21,10 @@ export interface Answer {
   route: string;
 }
 
-/** Headers another request must not inherit: they are per request (the hot lane sets its own) or framing. */
+/**
+ * Headers another request must not inherit: they are per request (the envelope's, envelope.ts,
+ * which the hot lane adds afresh) or framing.
+ */
 const NOT_STORED = new Set(["x-request-id", "ratelimit", "content-length", "date", "connection", "keep-alive"]);
 
 /**
@@ -53,11 +54,6 @@ export function normaliseTarget(target: string): string {
 
 export class AnswerCache {
   private readonly entries: LRUCache<string, Answer>;
-  /**
-   * Demo-tier decisions the hot lane took for requests it then handed to the app (a refusal),
-   * so demo-tier.ts does not count them twice.
-   */
-  readonly counted = new WeakMap<IncomingMessage, LimitDecision>();
 
   constructor(maxBytes: number) {
     this.entries = new LRUCache<string, Answer>({

@@ -1,10 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { setResponseHeader } from "./request-id.js";
 
 const EXPOSED = ["X-Request-Id", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed", "ETag"];
 
-/** The CORS headers of every non-preflight /v1 response (the hot lane sends them too). */
+/** The CORS headers of every non-preflight /v1 response (envelope.ts puts them on). */
 export const CORS_HEADERS: readonly (readonly [string, string])[] = [
   ["access-control-allow-origin", "*"],
   ["access-control-expose-headers", EXPOSED.join(",")],
@@ -17,9 +16,9 @@ export const CORS_HEADERS: readonly (readonly [string, string])[] = [
  * the headers a client needs to read are exposed. Classify is meant for servers (a key in a web
  * page is a leaked key) but a browser preflight for it must not fail.
  *
- * Preflights are hono/cors's. On other requests the two headers are set on the response the
- * route produced: hono/cors sets them on `c.res` before the route runs, which makes Hono build an
- * empty Response first and then copy it into the route's (two Response objects per request).
+ * Preflights are hono/cors's. Every other /v1 answer gets `CORS_HEADERS` from the envelope
+ * (envelope.ts), whichever step answers it: hono/cors would set them on `c.res` before the route
+ * runs, which makes Hono build an empty Response first and then copy it into the route's.
  */
 export function publicCors(): MiddlewareHandler {
   const preflight = cors({
@@ -29,9 +28,5 @@ export function publicCors(): MiddlewareHandler {
     exposeHeaders: EXPOSED,
     maxAge: 86_400,
   });
-  return async (c, next) => {
-    if (c.req.method === "OPTIONS") return preflight(c, next);
-    await next();
-    for (const [name, value] of CORS_HEADERS) setResponseHeader(c, name, value);
-  };
+  return (c, next) => (c.req.method === "OPTIONS" ? preflight(c, next) : next());
 }

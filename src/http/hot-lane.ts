@@ -1,22 +1,17 @@
-import { randomUUID } from "node:crypto";
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import type { AppDeps } from "../deps.js";
 import type { Metrics } from "../ports/metrics.js";
-import type { LimitDecision, RateLimiter } from "../ports/rate-limiter.js";
-import { type Answer, type AnswerCache, normaliseTarget } from "./answer-cache.js";
-import { type ClientAddressing, clientAddressing, clientOfIncoming } from "./client-ip.js";
-import { CORS_HEADERS } from "./cors.js";
-import { demoRule } from "./demo-tier.js";
-import { ratePolicy, rateState } from "./rate-limit-headers.js";
+import type { RateLimiter } from "../ports/rate-limiter.js";
+import { type AnswerCache, normaliseTarget } from "./answer-cache.js";
+import { Envelope } from "./envelope.js";
 
 /** The hot lane over `deps`, or undefined when the answer cache is off (ANSWER_CACHE_MB=0). */
 export function hotLaneFor(deps: AppDeps): ((app: RequestListener) => RequestListener) | undefined {
-  const { answers, limiter, metrics, logger, now, config } = deps;
+  const { answers, limiter, metrics, logger, now } = deps;
   if (!answers) return undefined;
-  const opts = { answers, limiter, metrics, logger, now };
-  const settings = { addressing: clientAddressing(config), demoHourlyLimit: config.DEMO_HOURLY_LIMIT };
-  return (app) => hotLane({ ...opts, ...settings }, app);
+  const envelope = Envelope.of(deps);
+  return (app) => hotLane({ answers, limiter, metrics, logger, now, envelope }, app);
 }
 
 export interface HotLaneDeps {
@@ -25,8 +20,8 @@ export interface HotLaneDeps {
   metrics: Metrics;
   logger: Logger;
   now: () => Date;
-  addressing: ClientAddressing;
-  demoHourlyLimit: number;
+  /** The same envelope as the app's: one id, the same headers, one log line and observation. */
+  envelope: Envelope;
 }
 
 /** Matches If-None-Match the way hono/etag does: `*`, or any listed tag equal to ours (weak or strong). */
@@ -37,57 +32,22 @@ function matches(etag: string, ifNoneMatch: string): boolean {
 }
 
 /**
- * The hot lane: a keyless `GET` whose normalised target has a live entry in the answer cache is
- * answered here, at the node:http listener, without building a Request, running the middleware
- * chain, validating, computing or serialising. Everything else goes to the app (`fallback`).
+ * The hot lane: the first step of the request pipeline, at the node:http listener. A keyless
+ * `GET` whose normalised target has a live entry in the answer cache is answered here, without
+ * building a Request, running the middleware chain, validating, computing or serialising.
+ * Everything else goes to the app (`fallback`).
  *
- * The contract still holds, and test/http/hot-lane.test.ts compares both lanes header by header:
- * the request is counted against the demo tier (same limiter, rule and RateLimit headers; a
- * refusal is handed to the app with the decision already taken, so it is rendered by the one
- * error renderer and not counted twice), it gets an `X-Request-Id`, `If-None-Match` gets a 304
- * with the headers the app would send, and it is logged and measured like any other request
- * (plus `http_answers_reused_total`).
+ * What every response carries and what every request leaves behind is the envelope's
+ * (envelope.ts), for this step as for the app: the request is met once (id, clock, client),
+ * counted against the demo tier on the same limiter and rule — a refusal is handed on to the app
+ * with the exchange, decision included, so the one error renderer answers it and it is counted
+ * once — and answered with the stored headers plus the envelope's, `If-None-Match` getting a 304
+ * as the app would send it; then it is logged and measured like any other request (plus
+ * `http_answers_reused_total`). test/http/one-pipeline.test.ts compares both steps' full header
+ * sets.
  */
 export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestListener {
-  const rule = demoRule(deps.demoHourlyLimit);
-  const policy = ratePolicy(rule);
-
-  const send = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    answer: Answer,
-    d: LimitDecision,
-    ip: string,
-    start: number,
-  ) => {
-    const id = randomUUID();
-    const ifNoneMatch = req.headers["if-none-match"];
-    const notModified = answer.etag !== undefined && ifNoneMatch !== undefined && matches(answer.etag, ifNoneMatch);
-    const headers: string[] = [];
-    for (const [name, value] of answer.headers) {
-      if (!notModified || name !== "content-type") headers.push(name, value);
-    }
-    for (const [name, value] of CORS_HEADERS) headers.push(name, value);
-    headers.push("ratelimit-policy", policy, "ratelimit", rateState(rule, d), "x-request-id", id);
-    const status = notModified ? 304 : 200;
-    if (!notModified) headers.push("content-length", String(answer.body.length));
-    res.writeHead(status, headers);
-    res.end(notModified ? undefined : answer.body);
-
-    const ms = performance.now() - start;
-    deps.metrics.observeRequest("GET", answer.route, status, ms / 1000);
-    deps.metrics.answerReused(answer.route);
-    if (deps.logger.isLevelEnabled("info")) {
-      // The line observe.ts writes for the app's requests.
-      const path = req.url?.split("?", 1)[0];
-      const duration_ms = Math.round(ms * 100) / 100;
-      deps.logger.info(
-        { request_id: id, method: "GET", route: answer.route, path, status, duration_ms, ip },
-        "request",
-      );
-    }
-  };
-
+  const { envelope } = deps;
   return (req, res) => {
     const url = req.url;
     if (
@@ -98,17 +58,32 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
     ) {
       return fallback(req, res);
     }
-    const start = performance.now();
+    // Met here, once: the app carries on with this exchange when the answer is not kept.
+    const headers = req.headers;
+    const ex = envelope.begin(req.socket.remoteAddress, (name) => headers[name] as string | undefined);
+    Envelope.handOn(req, ex);
     const answer = deps.answers.get(normaliseTarget(url), deps.now().getTime());
     if (answer === undefined) return fallback(req, res);
-    const { ip, key } = clientOfIncoming(req, deps.addressing);
     deps.limiter
-      .consume(rule, key)
+      .consume(envelope.demo, ex.key)
       .then(
         (d) => {
-          if (d.allowed) return send(req, res, answer, d, ip, start);
-          deps.answers.counted.set(req, d);
-          return fallback(req, res);
+          ex.rate = d;
+          if (!d.allowed) return fallback(req, res);
+          const ifNoneMatch = headers["if-none-match"];
+          const notModified =
+            answer.etag !== undefined && ifNoneMatch !== undefined && matches(answer.etag, ifNoneMatch);
+          const out: string[] = [];
+          for (const [name, value] of answer.headers) {
+            if (!notModified || name !== "content-type") out.push(name, value);
+          }
+          envelope.headers(ex, true, (name, value) => out.push(name, value));
+          const status = notModified ? 304 : 200;
+          if (!notModified) out.push("content-length", String(answer.body.length));
+          res.writeHead(status, out);
+          res.end(notModified ? undefined : answer.body);
+          envelope.finish(ex, { method: "GET", route: answer.route, path: url.split("?", 1)[0] as string, status });
+          deps.metrics.answerReused(answer.route);
         },
         // The limiter failed: the app's own path deals with that (and counts afresh).
         () => fallback(req, res),

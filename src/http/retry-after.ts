@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { setResponseHeader } from "./request-id.js";
+import { setResponseHeader } from "./envelope.js";
 
 /** Seconds a 429 asks the client to wait when whoever refused did not say. */
 export const DEFAULT_RETRY_AFTER_SEC = 60;
