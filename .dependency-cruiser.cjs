@@ -45,6 +45,15 @@ module.exports = {
       from: { path: "^src/ports/" },
       to: { path: ["^src/adapters/", "^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
     },
+    {
+      name: "one-sqlite-driver",
+      severity: "error",
+      comment:
+        "Only src/db/sqlite.ts loads better-sqlite3: it picks 13 (Node-API) or 12 by the running Node; " +
+        "a direct import would load 12 on Node 24 (aborts) or 13 on Node 20 (crashes).",
+      from: { pathNot: "^src/db/sqlite\\.ts$" },
+      to: { path: "(^|/)node_modules/(@types/)?better-sqlite3(-napi)?/|^better-sqlite3(-napi)?$" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

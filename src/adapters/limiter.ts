@@ -1,7 +1,7 @@
-import SQLite from "better-sqlite3";
 import type { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { privateDatabaseFile } from "../db/database.js";
+import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "../db/sqlite.js";
 import type { Metrics } from "../ports/metrics.js";
 import { decide, type LimitDecision, type LimitRule, type RateLimiter } from "../ports/rate-limiter.js";
 import { MemoryRateLimiter, ruleId } from "./memory-limiter.js";
@@ -71,22 +71,22 @@ interface Pending {
  * and windows are rate-limiter-flexible's (`RateLimiterSQLite`'s table, fixed windows).
  */
 export class SqliteRateLimiter implements RateLimiter {
-  private readonly db: SQLite.Database;
+  private readonly db: SqliteConnection;
   private readonly sweeper: NodeJS.Timeout;
-  private readonly spend: SQLite.Statement<
+  private readonly spend: SqliteStatement<
     [{ key: string; points: number; expire: number; now: number }],
     { points: number; expire: number }
   >;
-  private readonly look: SQLite.Statement<[string], { points: number; expire: number }>;
-  private readonly giveBack: SQLite.Statement<[{ key: string; points: number; now: number }]>;
-  private readonly forget: SQLite.Statement<[string]>;
+  private readonly look: SqliteStatement<[string], { points: number; expire: number }>;
+  private readonly giveBack: SqliteStatement<[{ key: string; points: number; now: number }]>;
+  private readonly forget: SqliteStatement<[string]>;
   private readonly commit: (batch: Pending[], now: number, writes: boolean) => unknown[];
   private pending: Pending[] = [];
   private scheduled = false;
   private closed = false;
 
   constructor(dataDir: string) {
-    const db = new SQLite(privateDatabaseFile(dataDir, "limits.db"));
+    const db = openSqliteFile(privateDatabaseFile(dataDir, "limits.db"));
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 2000");
@@ -186,7 +186,7 @@ const TABLE =
  * two (a first decision cost ~39 µs of CPU against ~31 µs, a repeat one ~26 µs either way). Under
  * the write lock, so the workers of WEB_CONCURRENCY opening the file together move it once.
  */
-function createTable(db: SQLite.Database): void {
+function createTable(db: SqliteConnection): void {
   db.transaction(() => {
     const found = db
       .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'rate_limits'")

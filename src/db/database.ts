@@ -1,6 +1,5 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
-import SQLite from "better-sqlite3";
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -19,6 +18,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import { openPostgresPool, type PostgresPoolOptions } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
+import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "./sqlite.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -30,7 +30,7 @@ export interface Database {
   readonly schema: Kysely<DB>;
   readonly dialect: Dialect;
   /** The underlying driver object, for libraries that take it directly (better-auth). */
-  readonly raw: SQLite.Database | pg.Pool;
+  readonly raw: SqliteConnection | pg.Pool;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -73,8 +73,8 @@ export function privateDatabaseFile(dataDir: string, name = "almanac.db"): strin
  * they are kept per SQL text (our queries are a bounded set of shapes; the LRU bounds the rest).
  * A statement still iterating (a streamed query) is not shared: that call gets its own.
  */
-function preparedOnce(raw: SQLite.Database): SqliteDatabase {
-  const statements = new LRUCache<string, SQLite.Statement>({ max: 500 });
+function preparedOnce(raw: SqliteConnection): SqliteDatabase {
+  const statements = new LRUCache<string, SqliteStatement>({ max: 500 });
   return {
     close: () => raw.close(),
     prepare: (sql: string) => {
@@ -110,7 +110,7 @@ class ImmediateTransactionDialect extends SqliteDialect {
 
 function openSqlite(dataDir: string): Database {
   const file = privateDatabaseFile(dataDir);
-  const raw = new SQLite(file);
+  const raw = openSqliteFile(file);
   raw.pragma("journal_mode = WAL");
   // FULL: a commit is fsynced before it is acknowledged, so nothing acknowledged is lost
   // even on power failure (NORMAL in WAL mode only survives a process crash).

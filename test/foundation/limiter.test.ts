@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import SQLite from "better-sqlite3";
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryRateLimiter, RedisRateLimiter, SqliteRateLimiter } from "../../src/adapters/limiter.js";
 import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
 import { createRedis, untilReady } from "../../src/adapters/redis.js";
+import { openSqliteFile } from "../../src/db/sqlite.js";
 import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
 
@@ -118,7 +118,7 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
   it("decisions taken in one turn commit together, and each is answered only once committed", async () => {
     const dir = tempDir();
     const one = new SqliteRateLimiter(dir);
-    const reader = new SQLite(join(dir, "limits.db"), { readonly: true });
+    const reader = openSqliteFile(join(dir, "limits.db"), { readonly: true });
     try {
       const r = rule(50);
       const count = () =>
@@ -140,7 +140,7 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
   it("spending 0 points reads the count and writes nothing", async () => {
     const dir = tempDir();
     const one = new SqliteRateLimiter(dir);
-    const reader = new SQLite(join(dir, "limits.db"), { readonly: true });
+    const reader = openSqliteFile(join(dir, "limits.db"), { readonly: true });
     try {
       const r = rule(2);
       const rows = () => (reader.prepare("SELECT count(*) AS n FROM rate_limits").get() as { n: number }).n;
@@ -158,14 +158,14 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
   it("a limits.db from before keeps its counts when its table moves to the WITHOUT ROWID layout", async () => {
     const dir = tempDir();
     const r = rule(5);
-    const old = new SQLite(join(dir, "limits.db"));
+    const old = openSqliteFile(join(dir, "limits.db"));
     old.exec("CREATE TABLE rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL, expire INTEGER NOT NULL)");
     old.prepare("INSERT INTO rate_limits VALUES (?, 3, ?)").run(`${r.name}:ip`, Date.now() + 60_000);
     old.close();
     const limiters = [new SqliteRateLimiter(dir), new SqliteRateLimiter(dir)];
     expect((await limiters[0]?.consume(r, "ip"))?.remaining).toBe(1);
     for (const l of limiters) await l.close();
-    const db = new SQLite(join(dir, "limits.db"), { readonly: true });
+    const db = openSqliteFile(join(dir, "limits.db"), { readonly: true });
     expect(db.prepare("SELECT sql FROM sqlite_master WHERE name LIKE 'rate_limits%'").pluck().all()).toEqual([
       expect.stringMatching(/WITHOUT ROWID$/),
     ]);

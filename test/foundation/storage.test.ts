@@ -97,7 +97,7 @@ describe.skipIf(!DATABASE_URL)(`storage on PostgreSQL ${skipReason({ postgres: t
 describe("SQLite durability settings", () => {
   it("runs in WAL mode with synchronous=FULL", () => {
     const database = openDatabase({ dataDir: tempDir(), logger });
-    const raw = database.raw as import("better-sqlite3").Database;
+    const raw = database.raw as import("../../src/db/sqlite.js").SqliteConnection;
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(raw.pragma("synchronous", { simple: true })).toBe(2);
     return database.close();

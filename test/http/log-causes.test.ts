@@ -1,6 +1,6 @@
-import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteFile } from "../../src/db/sqlite.js";
 import { describeCause } from "../../src/http/failure.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
@@ -119,7 +119,7 @@ describe("causes of a 503 and a 500, and the request-scoped logger", () => {
 
 describe("describeCause: SQL error classes", () => {
   it("SQLite: the SQLITE_* code", () => {
-    const db = new Database(":memory:");
+    const db = openSqliteFile(":memory:");
     try {
       expect(() => db.prepare("select * from missing").all()).toThrow();
       let caught: unknown;
