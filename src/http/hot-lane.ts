@@ -5,6 +5,7 @@ import type { Metrics } from "../ports/metrics.js";
 import type { RateLimiter } from "../ports/rate-limiter.js";
 import { type AnswerCache, normaliseTarget } from "./answer-cache.js";
 import { Envelope } from "./envelope.js";
+import { etagMatches } from "./http-cache.js";
 
 /** The hot lane over `deps`, or undefined when the answer cache is off (ANSWER_CACHE_MB=0). */
 export function hotLaneFor(deps: AppDeps): ((app: RequestListener) => RequestListener) | undefined {
@@ -22,13 +23,6 @@ export interface HotLaneDeps {
   now: () => Date;
   /** The same envelope as the app's: one id, the same headers, one log line and observation. */
   envelope: Envelope;
-}
-
-/** Matches If-None-Match the way hono/etag does: `*`, or any listed tag equal to ours (weak or strong). */
-function matches(etag: string, ifNoneMatch: string): boolean {
-  if (ifNoneMatch === "*") return true;
-  const ours = etag.startsWith("W/") ? etag.slice(2) : etag;
-  return ifNoneMatch.match(/"[^"]*"/g)?.some((tag) => tag === ours) ?? false;
 }
 
 /**
@@ -72,7 +66,7 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
           if (!d.allowed) return fallback(req, res);
           const ifNoneMatch = headers["if-none-match"];
           const notModified =
-            answer.etag !== undefined && ifNoneMatch !== undefined && matches(answer.etag, ifNoneMatch);
+            answer.etag !== undefined && ifNoneMatch !== undefined && etagMatches(answer.etag, ifNoneMatch);
           const out: string[] = [];
           for (const [name, value] of answer.headers) {
             if (!notModified || name !== "content-type") out.push(name, value);

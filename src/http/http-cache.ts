@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler, TypedResponse } from "hono";
-import { every } from "hono/combine";
-import { etag } from "hono/etag";
+import { RETAINED_304_HEADERS } from "hono/etag";
 import { sha1Hex } from "../lib/hash.js";
 import { reuseUntil } from "./answer-cache.js";
 import type { AppEnv } from "./types.js";
@@ -34,23 +33,45 @@ export const CACHED_LOOKUPS: readonly { path: string; pinnedBy: string; maxAgeSe
 ];
 
 export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date): MiddlewareHandler<AppEnv> {
-  const cacheControl: MiddlewareHandler<AppEnv> = async (c, next) => {
+  // One middleware, in the order hono/etag under a Cache-Control wrapper had it: the tag (and a
+  // 304), then Cache-Control on a 200 or 304. The routes tag their own answers (taggedJson);
+  // an untagged one is hashed in-line (hono/etag's default digest clones the response, streams
+  // its body and hashes it on WebCrypto's thread pool: ~30 % of a lookup's time under load).
+  return async (c, next) => {
+    const ifNoneMatch = c.req.header("If-None-Match");
     await next();
+    const method = c.req.method;
+    if ((method === "GET" || method === "HEAD") && c.res.ok) {
+      const tag = c.res.headers.get("ETag") ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
+      if (ifNoneMatch !== undefined && etagMatches(tag, ifNoneMatch)) {
+        await c.res.body?.cancel();
+        // As hono/etag answers it: the Context copies the 200's headers over, and only those a
+        // 304 must carry (RFC 9110 §15.4.5) stay.
+        c.res = new Response(null, { status: 304, statusText: "Not Modified", headers: { ETag: tag } });
+        for (const key of Array.from(c.res.headers.keys())) if (!RETAINED_304.has(key)) c.res.headers.delete(key);
+      } else c.res.headers.set("ETag", tag);
+    }
     if (c.res.status !== 200 && c.res.status !== 304) return;
     const pinned = c.req.query(pinnedBy) !== undefined;
     c.res.headers.set("Cache-Control", pinned ? `public, max-age=${maxAgeSec}` : "no-cache");
     if (pinned) reuseUntil(c, now().getTime() + maxAgeSec * 1000);
   };
-  // The routes tag their own answers (taggedJson). hono/etag's default digest of an untagged one
-  // clones the response, streams its body and hashes it on WebCrypto's thread pool: ~30 % of a
-  // lookup's time under load. An untagged answer still gets the same tag, hashed in-line.
-  return every(cacheControl, etag({ generateDigest: sha1 }));
 }
 
-function sha1(body: Uint8Array): ArrayBuffer {
-  const d = createHash("sha1").update(body).digest();
-  return d.buffer.slice(d.byteOffset, d.byteOffset + d.byteLength) as ArrayBuffer;
+/** The headers a 304 keeps from the 200 it stands for (hono/etag's list). */
+const RETAINED_304 = new Set(RETAINED_304_HEADERS);
+
+/**
+ * Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2): `*`, or any listed tag
+ * equal to ours with or without `W/`. The one rule for the app (httpCache) and the hot lane.
+ */
+export function etagMatches(etag: string, ifNoneMatch: string): boolean {
+  if (ifNoneMatch === "*") return true;
+  const ours = etag.startsWith("W/") ? etag.slice(2) : etag;
+  return ifNoneMatch.match(/"[^"]*"/g)?.some((tag) => tag === ours) ?? false;
 }
+
+const sha1OfBytes = (body: ArrayBuffer) => createHash("sha1").update(new Uint8Array(body)).digest("hex");
 
 /** The strong ETag hono/etag would give `json`: the hex SHA-1 of its UTF-8 bytes, quoted. */
 export function etagOf(json: string): string {
@@ -60,10 +81,16 @@ export function etagOf(json: string): string {
 /**
  * A 200 JSON answer for a route under `httpCache`, tagged from the string it sends (so the tag
  * costs one in-line hash and no second pass over the response). `json` defaults to the bytes
- * `c.json(body)` would send; a route that serialises parts once passes its own.
+ * `c.json(body)` would send; a route that serialises parts once passes its own, and one that
+ * keeps its answers may keep their tag too (`etag`, which must be `etagOf(json)`).
  */
-export function taggedJson<T>(c: Context, body: T, json = JSON.stringify(body)): TypedResponse<T, 200, "json"> {
-  return c.body(json, 200, { "Content-Type": "application/json", ETag: etagOf(json) }) as unknown as TypedResponse<
+export function taggedJson<T>(
+  c: Context,
+  body: T,
+  json = JSON.stringify(body),
+  etag = etagOf(json),
+): TypedResponse<T, 200, "json"> {
+  return c.body(json, 200, { "Content-Type": "application/json", ETag: etag }) as unknown as TypedResponse<
     T,
     200,
     "json"

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 
 /**
  * One naming scheme for the lookups' query parameters — `lat`, `lon`, `tz` — with the other
@@ -17,20 +17,24 @@ export const QUERY_ALIASES: Readonly<Record<string, string>> = {
 const MAYBE_ALIAS = new RegExp(`${Object.keys(QUERY_ALIASES).join("|")}|%`);
 
 export function queryAliases(): MiddlewareHandler {
-  return async (c, next) => {
-    // Every /v1 request passes here: most carry no alias, and need no URL parsed.
+  return (c, next) => {
+    // Every /v1 request passes here: most carry no alias, and need no URL parsed (nor a promise).
     const q = c.req.url.indexOf("?");
     if (q === -1 || !MAYBE_ALIAS.test(c.req.url.slice(q))) return next();
-    const url = new URL(c.req.url);
-    let changed = false;
-    for (const [alias, canonical] of Object.entries(QUERY_ALIASES)) {
-      if (!url.searchParams.has(alias)) continue;
-      const values = url.searchParams.getAll(alias);
-      url.searchParams.delete(alias);
-      if (!url.searchParams.has(canonical)) for (const v of values) url.searchParams.append(canonical, v);
-      changed = true;
-    }
-    if (changed) c.req.raw = new Request(url, c.req.raw);
-    await next();
+    return rewrite(c, next);
   };
+}
+
+async function rewrite(c: Context, next: Next): Promise<void> {
+  const url = new URL(c.req.url);
+  let changed = false;
+  for (const [alias, canonical] of Object.entries(QUERY_ALIASES)) {
+    if (!url.searchParams.has(alias)) continue;
+    const values = url.searchParams.getAll(alias);
+    url.searchParams.delete(alias);
+    if (!url.searchParams.has(canonical)) for (const v of values) url.searchParams.append(canonical, v);
+    changed = true;
+  }
+  if (changed) c.req.raw = new Request(url, c.req.raw);
+  await next();
 }

@@ -3,7 +3,7 @@ import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
-import { taggedJson } from "../../http/http-cache.js";
+import { etagOf, taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
 import { LocalToday } from "../shared/geo-time.js";
@@ -72,7 +72,7 @@ async function registration(
 export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" | "vatRegistry">): void {
   const data = loadVatDataset();
   const today = new LocalToday();
-  const answers = new LRUCache<string, string>({ max: 2_000 });
+  const answers = new LRUCache<string, { json: string; etag: string }>({ max: 2_000 });
 
   app.openapi(route, async (c) => {
     const query = c.req.valid("query");
@@ -99,16 +99,17 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" 
       body.vat_number = { ...verdict, registration: await registration(deps.vatRegistry, parsed.country, verdict) };
       return c.json(body, 200);
     }
-    // c.json's bytes, with the (country, date) part serialised once: {"query":…,<answer's keys>}.
-    const key = `${parsed.country} ${date}`;
-    let answer = answers.get(key);
-    if (answer === undefined) {
-      answer = JSON.stringify(found.answer).slice(1);
-      answers.set(key, answer);
+    // c.json's bytes and their ETag, made once per query as sent and the date it resolved to
+    // (the body echoes the query: {"query":…,<the (country, date) answer's keys>}).
+    const key = `${query.code}\n${query.date ?? ""}\n${date}`;
+    let tagged = answers.get(key);
+    if (tagged === undefined) {
+      const json = `{"query":${JSON.stringify(body.query)},${JSON.stringify(found.answer).slice(1)}`;
+      tagged = { json, etag: etagOf(json) };
+      answers.set(key, tagged);
     }
-    const json = `{"query":${JSON.stringify(body.query)},${answer}`;
     // Today's rates hold until the country's next midnight (an explicit date: see http-cache.ts).
     if (query.date === undefined) reuseUntil(c, today.nextMidnight(zone, deps.now()));
-    return taggedJson(c, body, json);
+    return taggedJson(c, body, tagged.json, tagged.etag);
   });
 }
