@@ -2,12 +2,10 @@ import type { Logger } from "pino";
 import { MemoryCache, RedisCache } from "./adapters/cache.js";
 import { createClassifier } from "./adapters/classifier/factory.js";
 import { createKeyStore } from "./adapters/keys/factory.js";
-import { RedisRateLimiter, SqliteRateLimiter } from "./adapters/limiter.js";
+import { SqliteRateLimiter } from "./adapters/limiter.js";
 import { PromMetrics } from "./adapters/metrics.js";
 import { OpenMeteoForecaster } from "./adapters/open-meteo.js";
 import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
-import { createRedis, untilReady } from "./adapters/redis.js";
-import { createSmtpMailLane } from "./adapters/smtp-mail.js";
 import { createVatRegistry } from "./adapters/vies.js";
 import { openMigrated } from "./admin.js";
 import type { AppDeps } from "./app-deps.js";
@@ -21,15 +19,42 @@ import { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
 
 export type { AppDeps };
 
+// Optional adapters are imported only when the configuration selects them: a server on the
+// embedded defaults never loads ioredis, rate-limiter-flexible or nodemailer (start-up time and
+// memory; test/foundation/process.test.ts checks which packages a default start loads).
+
+/** Redis and the limiter on it, when REDIS_URL is set. */
+async function redisAdapters(url: string, logger: Logger, metrics: PromMetrics) {
+  const [{ createRedis, untilReady }, { RedisRateLimiter }] = await Promise.all([
+    import("./adapters/redis.js"),
+    import("./adapters/redis-limiter.js"),
+  ]);
+  const redis = createRedis(url, logger);
+  await untilReady(redis, 1000);
+  return { redis, limiter: new RedisRateLimiter(redis, metrics) };
+}
+
+/** The SMTP mail lane, when MAIL_URL is set. */
+async function mailLane(config: Config, logger: Logger) {
+  if (!config.MAIL_URL) return undefined;
+  const { createSmtpMailLane } = await import("./adapters/smtp-mail.js");
+  return createSmtpMailLane({
+    url: config.MAIL_URL,
+    from: config.MAIL_FROM,
+    timeoutMs: config.MAIL_TIMEOUT_MS,
+    logger,
+  });
+}
+
 /** Builds the real dependencies for `config`, applying migrations. */
 export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps> {
   const metrics = new PromMetrics({ defaultMetrics: true });
   const { database } = await openMigrated(config, logger, { pool: poolSettings(config) });
-  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, logger) : undefined;
-  if (redis) await untilReady(redis, 1000);
   // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared
   // by this machine's WEB_CONCURRENCY workers.
-  const limiter = redis ? new RedisRateLimiter(redis, metrics) : new SqliteRateLimiter(config.DATA_DIR);
+  const { redis, limiter } = config.REDIS_URL
+    ? await redisAdapters(config.REDIS_URL, logger, metrics)
+    : { redis: undefined, limiter: new SqliteRateLimiter(config.DATA_DIR) };
   const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxBytes: config.UPSTREAM_MAX_BYTES, metrics };
   const usage = new UsageCounter(database.db, {
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
@@ -61,9 +86,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     usage,
     accountKeys: new AccountKeys(keys, database.db, usage),
     classifier: createClassifier(config),
-    mail: config.MAIL_URL
-      ? createSmtpMailLane({ url: config.MAIL_URL, from: config.MAIL_FROM, timeoutMs: config.MAIL_TIMEOUT_MS, logger })
-      : undefined,
+    mail: await mailLane(config, logger),
   };
 }
 

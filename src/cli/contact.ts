@@ -1,17 +1,28 @@
 import type { Command } from "commander";
 import pino from "pino";
-import { createSmtpMailLane } from "../adapters/smtp-mail.js";
 import { openMigrated } from "../admin.js";
 import type { Config } from "../config.js";
 import { deliverContact } from "../features/contact/deliver.js";
 import { ContactOutbox, outboxOptions } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
+import type { MailLane } from "../ports/mail-lane.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
 
 function fail(message: string): never {
   process.stderr.write(`almanac: ${message}\n`);
   process.exit(1);
+}
+
+/** The SMTP lane to `url`, logging nothing (the commands print their own lines); nodemailer loads only here. */
+async function mailLane(config: Config, url: string): Promise<MailLane> {
+  const { createSmtpMailLane } = await import("../adapters/smtp-mail.js");
+  return createSmtpMailLane({
+    url,
+    from: config.MAIL_FROM,
+    timeoutMs: config.MAIL_TIMEOUT_MS,
+    logger: pino({ level: "silent" }),
+  });
 }
 
 async function withStore<T>(config: Config, run: (store: ContactStore) => Promise<T>): Promise<T> {
@@ -64,12 +75,7 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
       if (Boolean(id) === Boolean(opts.allFailed)) fail("give either a message ID or --all-failed");
       const config = loadConfig();
       if (!config.MAIL_URL) fail("MAIL_URL is not set: there is no mail lane to send with");
-      const lane = createSmtpMailLane({
-        url: config.MAIL_URL,
-        from: config.MAIL_FROM,
-        timeoutMs: config.MAIL_TIMEOUT_MS,
-        logger: pino({ level: "silent" }),
-      });
+      const lane = await mailLane(config, config.MAIL_URL);
       let failures = 0;
       try {
         await withStore(config, async (store) => {
@@ -112,15 +118,7 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
     .action(async (opts: { run?: boolean }) => {
       const config = loadConfig();
       if (opts.run && !config.MAIL_URL) fail("MAIL_URL is not set: there is no mail lane to send with");
-      const lane =
-        opts.run && config.MAIL_URL
-          ? createSmtpMailLane({
-              url: config.MAIL_URL,
-              from: config.MAIL_FROM,
-              timeoutMs: config.MAIL_TIMEOUT_MS,
-              logger: pino({ level: "silent" }),
-            })
-          : undefined;
+      const lane = opts.run && config.MAIL_URL ? await mailLane(config, config.MAIL_URL) : undefined;
       try {
         await withStore(config, async (store) => {
           const outbox = new ContactOutbox(

@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { loadVatDataset } from "../features/vat/dataset.js";
-import { checkAgainstTedb } from "../features/vat/tedb.js";
 
 /** `almanac data …`: checks of the bundled datasets against outside references. */
 export function registerDataCommands(program: Command): void {
@@ -11,7 +10,9 @@ export function registerDataCommands(program: Command): void {
     .description("diff the VAT dataset against a TEDB export (CSV); exit 1 when they differ")
     .requiredOption("--tedb <file>", "CSV exported from the EC's Taxes in Europe Database (see docs/facts.md)")
     .option("--json", "print the result as JSON")
-    .action((opts: { tedb: string; json?: boolean }) => {
+    .action(async (opts: { tedb: string; json?: boolean }) => {
+      // Imported here: csv-parse is for this command only, not for every start of the server.
+      const { checkAgainstTedb } = await import("../features/vat/tedb.js");
       const result = checkAgainstTedb(loadVatDataset(), readFileSync(opts.tedb, "utf8"));
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(result)}\n`);

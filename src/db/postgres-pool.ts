@@ -1,5 +1,12 @@
+import { createRequire } from "node:module";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
-import pg from "pg";
+import type pg from "pg";
+
+/**
+ * pg is loaded when a pool is opened, not when this module is: a server without DATABASE_URL
+ * (which still imports this module through db/database.ts) never loads it. Node caches it.
+ */
+const loadPg = (): typeof pg => createRequire(import.meta.url)("pg");
 
 export interface PostgresPoolOptions {
   url: string;
@@ -34,7 +41,8 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
   unbounded: PostgresPool;
 } {
   const { silenceMs } = opts;
-  const raw = new pg.Pool({
+  const { Pool, DatabaseError } = loadPg();
+  const raw = new Pool({
     connectionString: opts.url,
     max: opts.size,
     // Bounds the wait in the pool's queue and each connection attempt; silence is caught sooner.
@@ -62,7 +70,7 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
   };
 
   const bounded: PostgresPool = {
-    connect: async () => boundedClient(await acquire(), silenceMs, clock, progress),
+    connect: async () => boundedClient(await acquire(), silenceMs, clock, progress, DatabaseError),
     end: async () => {
       clock.stop();
       await raw.end();
@@ -77,6 +85,7 @@ function boundedClient(
   silenceMs: number,
   clock: ResponsiveClock,
   progress: () => void,
+  DatabaseError: typeof pg.DatabaseError,
 ): PostgresPoolClient {
   let broken = false;
   const query = async (text: string, values: ReadonlyArray<unknown>) => {
@@ -91,7 +100,7 @@ function boundedClient(
       return result;
     } catch (err) {
       // An error from the server (it has a SQLSTATE) is an answer; silence or a drop is not.
-      if (err instanceof pg.DatabaseError) progress();
+      if (err instanceof DatabaseError) progress();
       else broken = true;
       throw err;
     }

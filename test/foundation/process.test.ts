@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/env.js";
 import { runCli, spawnServer } from "../helpers/process.js";
@@ -9,6 +12,38 @@ describe("the almanac process", () => {
     expect(await res.json()).toEqual({ status: "ready", checks: { database: "ok" } });
     server.proc.kill("SIGTERM");
     expect(await server.exited).toBe(0);
+  });
+
+  it("on the embedded defaults loads no optional adapter's package (Redis, PostgreSQL, mail, payments, sign-in)", async () => {
+    // What a start loads is most of its time to the first 200 (docs/benchmarks.md): the adapters
+    // that REDIS_URL, DATABASE_URL, MAIL_URL, STRIPE_* and the account pages select load on demand.
+    const record = join(tempDir(), "packages.txt");
+    const preload = fileURLToPath(new URL("../fixtures/record-packages.mjs", import.meta.url));
+    const server = await spawnServer({
+      DATA_DIR: tempDir(),
+      NODE_OPTIONS: `--import ${preload}`,
+      RECORD_PACKAGES: record,
+    });
+    expect((await fetch(`${server.url}/v1/moon?date=2025-06-01`)).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    const loaded = new Set(
+      [...readFileSync(record, "utf8").matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]),
+    );
+    // The recorder sees both kinds of package: CommonJS (require's cache) and ES modules (the hook).
+    expect(loaded).toContain("pino");
+    expect(loaded).toContain("lru-cache");
+    for (const optional of [
+      "ioredis",
+      "rate-limiter-flexible",
+      "pg",
+      "nodemailer",
+      "stripe",
+      "better-auth",
+      "csv-parse",
+    ]) {
+      expect(loaded, optional).not.toContain(optional);
+    }
   });
 
   it("still exits 0 on SIGTERM when nobody reads its log any more (EPIPE on stdout)", async () => {
