@@ -11,20 +11,24 @@
  * then trained on the train splits of all three, calibrated on their calibration splits, and
  * scored on their test splits (which the CI check re-scores).
  *
- * Flags: --quick (LOCO of the shipped variant only), --only=<parts of variants' names, comma-separated> (those and
+ * Flags: --quick (LOCO of the shipped variant only), --reuse (variants defined exactly as in the
+ * existing metrics.json take its figures instead of being retrained), --only=<parts of variants' names, comma-separated> (those and
  * the shipped one), --diag (class shares and an oracle calibration per held-out corpus, printed),
  * --no-write, --card-only (rewrite metrics.json and the model card's metrics from metrics.json,
  * no training).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   DEFAULT_FEATURES,
   DENSE,
+  type FeatureBuffer,
   type FeatureOptions,
   featureBuffer,
   featurize,
+  NEGATION_EXTRA,
 } from "../src/adapters/classifier/features.js";
 import { CLASSES, calibrated, type LinearModel, logits } from "../src/adapters/classifier/linear-model.js";
 import { encodeModel, MODEL_NAME, MODEL_VERSION } from "../src/adapters/classifier/model-file.js";
@@ -65,7 +69,21 @@ export interface Variant {
    * training corpus scored (log-loss) by a model trained and calibrated on the others.
    */
   innerCv?: number[];
+  /**
+   * Dense features beside DENSE, trainer-only unless shipped: "negation" (NEGATION_EXTRA),
+   * "afinn" (AFINN-165 score and hit counts, from the `sentiment` dev dependency), "vader"
+   * (VADER's own compound, pos, neg and neu: stacking the model on VADER).
+   */
+  extras?: Extra[];
+  /** Hidden units of a tanh layer over the dense features (a small two-layer network); 0 or absent: none. */
+  hidden?: number;
+  /** Calibration weights: each corpus alike ("corpus", default) or each class of each corpus alike ("class"). */
+  calibrationWeights?: "corpus" | "class";
+  /** Full 3×3 calibration matrix on the logits (Dirichlet calibration) instead of a temperature. */
+  dirichlet?: boolean;
 }
+
+type Extra = "negation" | "afinn" | "vader";
 
 export const SHIPPED: Variant = {
   name: "lexicon features + hashed words (2^18), classes alike, shipped",
@@ -100,6 +118,22 @@ const VARIANTS: Variant[] = [
   { ...SHIPPED, name: "word bigrams as well", features: { ...SHIPPED.features, bigrams: true } },
   { ...SHIPPED, name: "character 3-grams as well", features: { ...SHIPPED.features, charGrams: true } },
   { ...SHIPPED, name: "each text alike within its corpus (1.0.0)", classBalance: false },
+  { ...SHIPPED, name: "negation-scope dense features", extras: ["negation"] },
+  { ...SHIPPED, name: "AFINN-165 dense features", extras: ["afinn"] },
+  { ...SHIPPED, name: "stacked on VADER's own four scores", extras: ["vader"] },
+  { ...SHIPPED, name: "two-layer: 8 tanh units over the dense features", hidden: 8 },
+  { ...SHIPPED, name: "calibration with classes alike", calibrationWeights: "class" },
+  { ...SHIPPED, name: "Dirichlet calibration (full 3×3 matrix)", dirichlet: true },
+  { ...SHIPPED, name: "corpus weight ∝ size^−0.5", balance: 0.5 },
+  { ...SHIPPED, name: "stacked on VADER + two-layer (8 units)", extras: ["vader"], hidden: 8 },
+  { ...SHIPPED, name: "negation-scope + two-layer (8 units)", extras: ["negation"], hidden: 8 },
+  { ...SHIPPED, name: "two-layer: 16 tanh units over the dense features", hidden: 16 },
+  {
+    ...SHIPPED,
+    name: "negation-scope + AFINN + stacked on VADER + two-layer (8 units)",
+    extras: ["negation", "afinn", "vader"],
+    hidden: 8,
+  },
   SHIPPED,
 ];
 
@@ -109,14 +143,45 @@ interface Store {
   index: Int32Array;
   value: Float32Array;
   dense: Float64Array;
+  /** Dense features per example: DENSE and the variant's extras. */
+  stride: number;
 }
 
-function featureStore(examples: readonly Example[], bits: number, opts: FeatureOptions): Store {
+/** AFINN-165 as the `sentiment` package (a development dependency) scores it: for experiments only. */
+const Sentiment = createRequire(import.meta.url)("sentiment") as new () => {
+  analyze(text: string): { score: number; positive: string[]; negative: string[] };
+};
+const afinnScorer = new Sentiment();
+
+/** The extra dense features of one text. */
+function extraFeatures(extra: Extra, text: string, buf: ReturnType<typeof featureBuffer>): number[] {
+  if (extra === "negation") return [...buf.negation];
+  if (extra === "vader") {
+    const v = polarityScores(text);
+    return [v.compound, v.pos, v.neg, v.neu];
+  }
+  const a = afinnScorer.analyze(text);
+  return [
+    a.score / Math.sqrt(a.score * a.score + 16),
+    Math.min(a.positive.length, 5) / 5,
+    Math.min(a.negative.length, 5) / 5,
+  ];
+}
+
+const EXTRA_SIZE: Record<Extra, number> = { negation: NEGATION_EXTRA.length, vader: 4, afinn: 3 };
+
+function featureStore(
+  examples: readonly Example[],
+  bits: number,
+  opts: FeatureOptions,
+  extras: readonly Extra[] = [],
+): Store {
   const buf = featureBuffer();
+  const stride = DENSE.length + extras.reduce((n, x) => n + EXTRA_SIZE[x], 0);
   const offsets = new Int32Array(examples.length + 1);
   const index: number[] = [];
   const value: number[] = [];
-  const dense = new Float64Array(examples.length * DENSE.length);
+  const dense = new Float64Array(examples.length * stride);
   for (const [i, e] of examples.entries()) {
     featurize(e.text, bits, buf, opts);
     for (let k = 0; k < buf.n; k++) {
@@ -124,10 +189,68 @@ function featureStore(examples: readonly Example[], bits: number, opts: FeatureO
       value.push(buf.value[k] as number);
     }
     offsets[i + 1] = index.length;
-    dense.set(buf.dense, i * DENSE.length);
+    dense.set(buf.dense, i * stride);
+    let at = i * stride + DENSE.length;
+    for (const x of extras) {
+      const f = extraFeatures(x, e.text, buf);
+      dense.set(f, at);
+      at += f.length;
+    }
   }
-  return { offsets, index: Int32Array.from(index), value: Float32Array.from(value), dense };
+  return { offsets, index: Int32Array.from(index), value: Float32Array.from(value), dense, stride };
 }
+
+/**
+ * The model as the trainer holds it: the served LinearModel plus what only experiments use (the
+ * served code and the weights file have no place for them; a variant using them cannot ship as is).
+ */
+interface TrainModel extends LinearModel {
+  /** Hidden tanh layer over the dense features: logits += w2 · tanh(w1 · dense); w1[unit * dense + feature], w2[unit * 3 + class]. */
+  hidden?: { units: number; w1: Float64Array; w2: Float64Array };
+  /** Full calibration matrix (Dirichlet calibration on logits): z' = M z + bias, M[row * 3 + column]. */
+  matrix?: number[];
+}
+
+/** The served `logits` (DENSE), plus an experiment's extra dense features and hidden layer. */
+function modelLogits(model: TrainModel, f: FeatureBuffer, z: Float64Array): void {
+  logits(model, f, z);
+  const d = model.dense;
+  const nd = d.length / 3;
+  for (let k = DENSE.length; k < nd; k++) {
+    const x = f.dense[k] as number;
+    for (let c = 0; c < 3; c++) z[c] = (z[c] as number) + (d[k * 3 + c] as number) * x;
+  }
+  const hid = model.hidden;
+  if (!hid) return;
+  for (let u = 0; u < hid.units; u++) {
+    let pre = 0;
+    for (let k = 0; k < nd; k++) pre += (hid.w1[u * nd + k] as number) * (f.dense[k] as number);
+    const h = Math.tanh(pre);
+    for (let c = 0; c < 3; c++) z[c] = (z[c] as number) + (hid.w2[u * 3 + c] as number) * h;
+  }
+}
+
+/** The served `calibrated`, or the full-matrix calibration of the Dirichlet variant. */
+function modelCalibrated(model: TrainModel, z: Float64Array): void {
+  const M = model.matrix;
+  if (!M) {
+    calibrated(model, z);
+    return;
+  }
+  const y = [0, 1, 2].map(
+    (c) =>
+      (M[c * 3] as number) * (z[0] as number) +
+      (M[c * 3 + 1] as number) * (z[1] as number) +
+      (M[c * 3 + 2] as number) * (z[2] as number) +
+      (model.bias[c] as number),
+  );
+  const m = Math.max(...y);
+  const e = y.map((x) => Math.exp(x - m));
+  const sum = e.reduce((a, b) => a + b, 0);
+  for (let c = 0; c < 3; c++) z[c] = (e[c] as number) / sum;
+}
+
+const NO_NEGATION = new Float64Array(NEGATION_EXTRA.length);
 
 /** A view of example i of the store as a FeatureBuffer, for `logits`. */
 function view(store: Store, i: number) {
@@ -137,7 +260,8 @@ function view(store: Store, i: number) {
     index: store.index.subarray(from, to),
     value: store.value.subarray(from, to),
     n: to - from,
-    dense: store.dense.subarray(i * DENSE.length, (i + 1) * DENSE.length),
+    dense: store.dense.subarray(i * store.stride, (i + 1) * store.stride),
+    negation: NO_NEGATION,
   };
 }
 
@@ -167,12 +291,21 @@ function corpusWeights(
 }
 
 /** Weighted multinomial logistic regression by AdaGrad, L2 on the touched weights; seeded order. */
-function train(store: Store, examples: readonly Example[], rows: readonly number[], v: Variant): LinearModel {
+function train(store: Store, examples: readonly Example[], rows: readonly number[], v: Variant): TrainModel {
   const size = (1 << v.bits) * CLASSES;
   const w = new Float32Array(size);
-  const dense = new Float64Array(DENSE.length * CLASSES);
-  const dg2 = new Float64Array(DENSE.length * CLASSES);
-  const model: LinearModel = {
+  const nd = store.stride;
+  const dense = new Float64Array(nd * CLASSES);
+  const dg2 = new Float64Array(nd * CLASSES);
+  const units = v.hidden ?? 0;
+  const init = rng(7);
+  const hidden = units
+    ? { units, w1: Float64Array.from({ length: units * nd }, () => init() - 0.5), w2: new Float64Array(units * 3) }
+    : undefined;
+  const h1g2 = new Float64Array(units * nd);
+  const h2g2 = new Float64Array(units * 3);
+  const act = new Float64Array(units);
+  const model: TrainModel = {
     bits: v.bits,
     weights: w,
     scale: [1, 1, 1],
@@ -180,6 +313,7 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
     temperature: 1,
     gain: [1, 1, 1],
     bias: [0, 0, 0],
+    ...(hidden ? { hidden } : {}),
   };
   const weight = corpusWeights(examples, rows, v.balance, v.classBalance);
   const order = Int32Array.from(rows.keys());
@@ -199,8 +333,8 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
       const f = view(store, r);
       // the first epoch fits the lexicon features alone
       if (!v.sparse || epoch === 0) f.n = 0;
-      logits(model, f, z);
-      calibrated(model, z);
+      modelLogits(model, f, z);
+      modelCalibrated(model, z);
       const y = (examples[r] as Example).label;
       const sw = weight[o] as number;
       const g0 = sw * ((z[0] as number) - (y === 0 ? 1 : 0));
@@ -216,7 +350,7 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
           w[at] = (w[at] as number) - v.sparseLr * gr;
         }
       }
-      for (let d = 0; d < DENSE.length; d++) {
+      for (let d = 0; d < nd; d++) {
         const x = f.dense[d] as number;
         if (x === 0) continue;
         for (let c = 0; c < 3; c++) {
@@ -224,6 +358,34 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
           const gr = (grad[c] as number) * x;
           dg2[at] = (dg2[at] as number) + gr * gr;
           dense[at] = (dense[at] as number) - (lr * gr) / Math.sqrt((dg2[at] as number) + eps);
+        }
+      }
+      if (hidden) {
+        const { w1, w2 } = hidden;
+        for (let u = 0; u < units; u++) {
+          let pre = 0;
+          for (let d = 0; d < nd; d++) pre += (w1[u * nd + d] as number) * (f.dense[d] as number);
+          act[u] = Math.tanh(pre);
+        }
+        for (let u = 0; u < units; u++) {
+          const h = act[u] as number;
+          let back = 0;
+          for (let c = 0; c < 3; c++) {
+            const at = u * 3 + c;
+            back += (grad[c] as number) * (w2[at] as number);
+            const gr = (grad[c] as number) * h;
+            h2g2[at] = (h2g2[at] as number) + gr * gr;
+            w2[at] = (w2[at] as number) - (lr * gr) / Math.sqrt((h2g2[at] as number) + eps);
+          }
+          const gpre = back * (1 - h * h);
+          for (let d = 0; d < nd; d++) {
+            const x = f.dense[d] as number;
+            if (x === 0) continue;
+            const at = u * nd + d;
+            const gr = gpre * x;
+            h1g2[at] = (h1g2[at] as number) + gr * gr;
+            w1[at] = (w1[at] as number) - (lr * gr) / Math.sqrt((h1g2[at] as number) + eps);
+          }
         }
       }
     }
@@ -235,7 +397,7 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
  * Int8 weights with a per-class scale: the scale maps the 99.99th percentile of |w| to 127 and
  * clips the few beyond it (a max-based scale wastes most of the 255 levels on outliers).
  */
-function quantise(model: LinearModel): LinearModel {
+function quantise(model: TrainModel): TrainModel {
   const w = model.weights;
   const q = new Int8Array(w.length);
   const scale: [number, number, number] = [1, 1, 1];
@@ -251,16 +413,31 @@ function quantise(model: LinearModel): LinearModel {
   return { ...model, weights: q, scale };
 }
 
-function rawLogits(model: LinearModel, store: Store, rows: readonly number[], sparse: boolean): Float64Array {
+function rawLogits(model: TrainModel, store: Store, rows: readonly number[], sparse: boolean): Float64Array {
   const out = new Float64Array(rows.length * 3);
   const z = new Float64Array(3);
   for (const [k, r] of rows.entries()) {
     const f = view(store, r);
     if (!sparse) f.n = 0;
-    logits(model, f, z);
+    modelLogits(model, f, z);
     out.set(z, k * 3);
   }
   return out;
+}
+
+/**
+ * The three calibrated logits in `p` replaced by the log-loss gradient with respect to them,
+ * sw · (softmax_c − [c = y]), the weighted residuals both calibration fits descend along.
+ */
+function residuals(p: number[], y: number, sw: number): void {
+  let m = Number.NEGATIVE_INFINITY;
+  for (let c = 0; c < 3; c++) m = Math.max(m, p[c] as number);
+  let sum = 0;
+  for (let c = 0; c < 3; c++) {
+    p[c] = Math.exp((p[c] as number) - m);
+    sum += p[c] as number;
+  }
+  for (let c = 0; c < 3; c++) p[c] = sw * ((p[c] as number) / sum - (c === y ? 1 : 0));
 }
 
 /**
@@ -283,20 +460,10 @@ export function fitCalibration(
     const gg = [0, 0, 0];
     const gb = [0, 0, 0];
     for (let k = 0; k < n; k++) {
-      let m = Number.NEGATIVE_INFINITY;
+      for (let c = 0; c < 3; c++) p[c] = (z[k * 3 + c] as number) * (g[c] as number) + (b[c] as number);
+      residuals(p, labels[k] as number, (weight[k] as number) / n);
       for (let c = 0; c < 3; c++) {
-        p[c] = (z[k * 3 + c] as number) * (g[c] as number) + (b[c] as number);
-        m = Math.max(m, p[c] as number);
-      }
-      let sum = 0;
-      for (let c = 0; c < 3; c++) {
-        p[c] = Math.exp((p[c] as number) - m);
-        sum += p[c] as number;
-      }
-      const y = labels[k] as number;
-      const sw = (weight[k] as number) / n;
-      for (let c = 0; c < 3; c++) {
-        const r = sw * ((p[c] as number) / sum - (c === y ? 1 : 0));
+        const r = p[c] as number;
         gg[c] = (gg[c] as number) + r * (z[k * 3 + c] as number);
         gb[c] = (gb[c] as number) + r;
       }
@@ -310,16 +477,61 @@ export function fitCalibration(
   return { gain: g as [number, number, number], bias: b as [number, number, number] };
 }
 
+/**
+ * Dirichlet calibration on logits: p ∝ exp(M z + b), M a full 3×3 matrix (starting at the
+ * identity), neutral's bias fixed at 0; weighted maximum likelihood by plain gradient descent.
+ */
+export function fitMatrixCalibration(
+  z: Float64Array,
+  labels: ArrayLike<number>,
+  weight: ArrayLike<number>,
+): { matrix: number[]; bias: [number, number, number] } {
+  const n = labels.length;
+  const M = [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const b = [0, 0, 0];
+  const p = [0, 0, 0];
+  for (let it = 0; it < 2000; it++) {
+    const gM = [0, 0, 0, 0, 0, 0, 0, 0, 0];
+    const gb = [0, 0, 0];
+    for (let k = 0; k < n; k++) {
+      const z0 = z[k * 3] as number;
+      const z1 = z[k * 3 + 1] as number;
+      const z2 = z[k * 3 + 2] as number;
+      for (let c = 0; c < 3; c++)
+        p[c] =
+          (M[c * 3] as number) * z0 + (M[c * 3 + 1] as number) * z1 + (M[c * 3 + 2] as number) * z2 + (b[c] as number);
+      residuals(p, labels[k] as number, (weight[k] as number) / n);
+      for (let c = 0; c < 3; c++) {
+        const r = p[c] as number;
+        gM[c * 3] = (gM[c * 3] as number) + r * z0;
+        gM[c * 3 + 1] = (gM[c * 3 + 1] as number) + r * z1;
+        gM[c * 3 + 2] = (gM[c * 3 + 2] as number) + r * z2;
+        gb[c] = (gb[c] as number) + r;
+      }
+    }
+    for (let j = 0; j < 9; j++) M[j] = (M[j] as number) - 0.5 * (gM[j] as number);
+    for (const c of [0, 2]) b[c] = (b[c] as number) - 0.5 * (gb[c] as number);
+  }
+  return { matrix: M, bias: b as [number, number, number] };
+}
+
 /** Fits the calibration of `model` on `rows` scored by logits `z` (each corpus weighted per the variant). */
 function calibrate(
-  model: LinearModel,
+  model: TrainModel,
   z: Float64Array,
   examples: readonly Example[],
   rows: readonly number[],
   v: Variant,
 ) {
-  const weight = corpusWeights(examples, rows, v.balance);
+  const weight = corpusWeights(examples, rows, v.balance, v.calibrationWeights === "class");
   const labels = rows.map((r) => (examples[r] as Example).label);
+  if (v.dirichlet) {
+    const fit = fitMatrixCalibration(z, labels, weight);
+    model.temperature = 1;
+    model.matrix = fit.matrix;
+    model.bias = fit.bias;
+    return;
+  }
   const fit = fitCalibration(z, labels, weight, v.vector);
   model.temperature = 1;
   model.gain = fit.gain;
@@ -328,7 +540,7 @@ function calibrate(
 
 /** What the served model answers: calibrated probabilities, or UNREADABLE_SCORES for a flagged text. */
 function probabilities(
-  model: LinearModel,
+  model: TrainModel,
   store: Store,
   examples: readonly Example[],
   rows: readonly number[],
@@ -339,7 +551,7 @@ function probabilities(
   for (const [k, r] of rows.entries()) {
     const z = out.subarray(k * 3, k * 3 + 3);
     if (readFlag((examples[r] as Example).text)) z.set([u.positive, u.neutral, u.negative]);
-    else calibrated(model, z);
+    else modelCalibrated(model, z);
   }
   return out;
 }
@@ -370,6 +582,28 @@ export interface Report {
   variants: { variant: Variant; loco: LocoRow[] }[];
   shipped: { loco: LocoRow[]; test: Record<Corpus, { model: Metrics; vader: Metrics }> };
   trainSeconds: number;
+}
+
+/** A variant's definition without its name, as metrics.json stores it (keys sorted, numbers to 5 decimals). */
+function definition(v: Variant): string {
+  const sorted = (x: unknown): unknown =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x)
+            .filter(([k, y]) => k !== "name" && y !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([k, y]) => [k, sorted(y)]),
+        )
+      : typeof x === "number"
+        ? Number(x.toFixed(5))
+        : x;
+  return JSON.stringify(sorted(v));
+}
+
+/** The leave-one-corpus-out figures of every variant in the existing metrics.json, by definition. */
+function storedLoco(): Map<string, LocoRow[]> {
+  const report = JSON.parse(readFileSync(out("src/adapters/classifier/model/metrics.json"), "utf8")) as Report;
+  return new Map(report.variants.map((x) => [definition(x.variant), x.loco]));
 }
 
 /** metrics.json: the report without its run time (the rest is reproducible), numbers to 5 decimals. */
@@ -406,11 +640,11 @@ function main() {
   };
   const stores = new Map<string, { examples: Example[]; store: Store }>();
   const prepared = (v: Variant) => {
-    const key = `${v.ambiguous}/${v.bits}/${JSON.stringify(v.features)}`;
+    const key = `${v.ambiguous}/${v.bits}/${JSON.stringify(v.features)}/${v.extras ?? []}`;
     let s = stores.get(key);
     if (!s) {
       const examples = CORPORA.flatMap((c) => corpora[v.ambiguous][c]);
-      s = { examples, store: featureStore(examples, v.bits, v.features) };
+      s = { examples, store: featureStore(examples, v.bits, v.features, v.extras) };
       stores.set(key, s);
     }
     return s;
@@ -425,7 +659,7 @@ function main() {
 
   const innerChoice = new Map<string, number>();
   /** Trains on the train rows of `corpora`, calibrates on their calibration rows, quantises. */
-  const fitModel = (variant: Variant, on: readonly Corpus[]): LinearModel => {
+  const fitModel = (variant: Variant, on: readonly Corpus[]): TrainModel => {
     let v = variant;
     const { examples, store } = prepared(v);
     const rows = (from: readonly Corpus[], split: string) =>
@@ -513,7 +747,7 @@ function main() {
    * calibration could do at best there (an oracle fitted on the held-out corpus itself: a bound
    * for reference, never used by a model).
    */
-  const diagnose = (model: LinearModel, v: Variant, held: Corpus, rows: number[], ex: Example[]) => {
+  const diagnose = (model: TrainModel, v: Variant, held: Corpus, rows: number[], ex: Example[]) => {
     const store = evalStore(v);
     const share = [0, 1, 2].map((c) => ex.filter((e) => e.label === c).length / ex.length);
     const shown = (p: Float64Array) => {
@@ -544,7 +778,14 @@ function main() {
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
   const picked = (v: Variant) => v === SHIPPED || (only ?? "").split(",").some((part) => v.name.includes(part));
   const chosen = quick ? [SHIPPED] : only ? VARIANTS.filter(picked) : VARIANTS;
-  const variants = chosen.map((v) => ({ variant: v, loco: loco(v) }));
+  // --reuse: a variant defined exactly as one in the existing metrics.json (its name aside) takes
+  // those figures instead of being retrained; training is deterministic, so they are what a rerun gives.
+  const stored = process.argv.includes("--reuse") ? storedLoco() : new Map<string, LocoRow[]>();
+  const variants = chosen.map((v) => {
+    const kept = stored.get(definition(v));
+    if (kept) console.log(`  ${v.name}: figures reused from metrics.json`);
+    return { variant: v, loco: kept ?? loco(v) };
+  });
   const shippedLoco = variants.find((x) => x.variant === SHIPPED)?.loco ?? [];
 
   const model = fitModel(SHIPPED, CORPORA);

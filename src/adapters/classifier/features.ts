@@ -71,7 +71,15 @@ export interface FeatureBuffer {
   value: Float32Array;
   n: number;
   dense: Float64Array;
+  /**
+   * Negation-scope features the trainer can add to the dense ones (NEGATION_EXTRA; not used by
+   * the served model unless they are in DENSE): whether a negation word occurs, and how many
+   * positive and negative lexicon words fell in a negation's scope (each capped at 3, over 3).
+   */
+  negation: Float64Array;
 }
+
+export const NEGATION_EXTRA = ["negation_word", "negated_positive", "negated_negative"] as const;
 
 export const MAX_SPARSE = 8192;
 
@@ -81,6 +89,7 @@ export function featureBuffer(): FeatureBuffer {
     value: new Float32Array(MAX_SPARSE),
     n: 0,
     dense: new Float64Array(DENSE.length),
+    negation: new Float64Array(NEGATION_EXTRA.length),
   };
 }
 
@@ -213,6 +222,9 @@ export function featurize(
   let negSum = 0;
   let neutral = 0;
   let hits = 0;
+  let negationWord = 0;
+  let negatedPositive = 0;
+  let negatedNegative = 0;
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as Word;
     const w = word.text;
@@ -234,7 +246,11 @@ export function featurize(
         const b = BOOSTERS.get((words[i - back] as Word).text);
         if (b !== undefined) v += (v > 0 ? b : -b) * (back === 1 ? 1 : back === 2 ? 0.95 : 0.9);
       }
-      if (negated) v *= -0.74;
+      if (negated) {
+        if (v > 0) negatedPositive++;
+        else if (v < 0) negatedNegative++;
+        v *= -0.74;
+      }
       if (butAt >= 0) v *= i < butAt ? 0.5 : i > butAt ? 1.5 : 1;
       push(mix(Math.round(v * 2) ^ VALENCE ^ (negated ? 1 << 20 : 0)));
       sum += v;
@@ -244,8 +260,10 @@ export function featurize(
     } else {
       neutral++;
     }
-    if (isNegation(w)) negScope = scopeLength;
-    else if (negScope > 0) negScope--;
+    if (isNegation(w)) {
+      negScope = scopeLength;
+      negationWord = 1;
+    } else if (negScope > 0) negScope--;
     if (word.clauseEnd) negScope = 0;
   }
   for (const e of emoticons) {
@@ -281,4 +299,8 @@ export function featurize(
   d[10] = hits === 0 ? 1 : 0;
   d[11] = posSum > 0 && negSum > 0 ? 1 : 0;
   d[12] = neutral / total;
+  const g = buf.negation;
+  g[0] = negationWord;
+  g[1] = Math.min(negatedPositive, 3) / 3;
+  g[2] = Math.min(negatedNegative, 3) / 3;
 }

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import type { LocoRow, Report, Variant } from "../../scripts/train-classifier.js";
+import type { Metrics } from "../../scripts/train-metrics.js";
+import { markdownReport } from "../../scripts/train-report.js";
+import { featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
+
+/** The trainer's experiment support: negation-scope features and every variant's full table in the card. */
+describe("negation-scope features (a trainer variant's extra dense features)", () => {
+  const negation = (text: string) => {
+    const buf = featureBuffer();
+    featurize(text, 18, buf);
+    return Object.fromEntries(NEGATION_EXTRA.map((name, i) => [name, buf.negation[i]]));
+  };
+
+  it("count the positive and negative lexicon words inside a negation's scope", () => {
+    expect(negation("The food was good.")).toEqual({ negation_word: 0, negated_positive: 0, negated_negative: 0 });
+    expect(negation("The food was not good.")).toEqual({
+      negation_word: 1,
+      negated_positive: 1 / 3,
+      negated_negative: 0,
+    });
+    expect(negation("It isn't bad, and not ugly or awful or horrible at all")).toEqual({
+      negation_word: 1,
+      negated_positive: 0,
+      negated_negative: 1,
+    });
+  });
+
+  it("end at the clause's end: a lexicon word after the comma is not negated", () => {
+    expect(negation("Not today, good news came")).toMatchObject({ negation_word: 1, negated_positive: 0 });
+  });
+});
+
+describe("the model card's metrics section", () => {
+  const interval = (value: number) => ({ value, lo: value - 0.01, hi: value + 0.01 });
+  const metrics = (acc: number): Metrics => ({
+    n: 100,
+    accuracy: interval(acc),
+    macroF1: interval(0.6),
+    logLoss: interval(0.9),
+    brier: interval(0.5),
+    ece: interval(0.08),
+    binaryN: 80,
+    binaryAccuracy: interval(0.8),
+  });
+  const loco = (acc: number): LocoRow[] =>
+    (["tweets", "amazon", "goemotions"] as const).map((heldOut) => ({
+      heldOut,
+      model: metrics(acc),
+      vader: metrics(0.6),
+      temperature: 1,
+      gain: [1, 1, 1],
+      bias: [0, 0, 0],
+    }));
+  const variant = (name: string) => ({ name }) as Variant;
+  const report: Report = {
+    model: { name: "m", version: "9.9.9", bits: 18, bytes: 1, variant: variant("shipped") },
+    data: {
+      tweets: { train: 1, calibration: 1, test: 1 },
+      amazon: { train: 1, calibration: 1, test: 1 },
+      goemotions: { train: 1, calibration: 1, test: 1 },
+    },
+    variants: [
+      { variant: variant("an experiment"), loco: loco(0.55) },
+      { variant: variant("shipped"), loco: loco(0.65) },
+    ],
+    shipped: {
+      loco: loco(0.65),
+      test: { tweets: { model: metrics(0.7), vader: metrics(0.6) } } as Report["shipped"]["test"],
+    },
+    trainSeconds: 0,
+  };
+
+  it("gives every variant its full leave-one-corpus-out table, with intervals, macro-F1, Brier and ECE", () => {
+    const md = markdownReport(report);
+    const section = md.slice(md.indexOf("### Every variant in full"), md.indexOf("### Data"));
+    expect(section).toContain("#### an experiment");
+    expect(section).toContain("#### shipped");
+    const rows = section.split("\n").filter((l) => /^\| (tweets|amazon|goemotions) \|/.test(l));
+    expect(rows).toHaveLength(6);
+    expect(rows[0]).toBe(
+      "| tweets | 100 | 55.0 (54.0–56.0) | -5.0 | 0.600 (0.590–0.610) | 80.0 (79.0–81.0) (80) | +0.0 | 0.900 (0.890–0.910) | 0.500 (0.490–0.510) | 0.080 (0.070–0.090) |",
+    );
+  });
+});
