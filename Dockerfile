@@ -1,6 +1,9 @@
 # syntax=docker/dockerfile:1
-# Build stage: compile native modules (better-sqlite3) with the toolchain, then drop dev deps.
-FROM node:20-bookworm-slim AS build
+# Node 24 (the current LTS); `--build-arg NODE_MAJOR=20` builds on Node 20.19+ instead. On Node 24
+# Almanac loads better-sqlite3 13 (prebuilt, Node-API); 12, for Node 20, still installs and builds.
+ARG NODE_MAJOR=24
+# Build stage: compile native modules (better-sqlite3 12) with the toolchain, then drop dev deps.
+FROM node:${NODE_MAJOR}-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -14,7 +17,7 @@ COPY tsconfig.json ./
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no compiler, non-root, healthcheck against /healthz.
-FROM node:20-bookworm-slim
+FROM node:${NODE_MAJOR}-bookworm-slim
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app /app

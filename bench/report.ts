@@ -1,4 +1,5 @@
 import { cpus, loadavg } from "node:os";
+import { sqliteDriverLabel } from "../src/db/sqlite.js";
 import { HALF_DURATION, HALF_RUNS, type LoadResult, SETTLE } from "./load.js";
 
 export interface Row {
@@ -75,7 +76,8 @@ export function machine(pinned: boolean, connections: number, duration: number, 
     `- CPU: ${c[0]?.model ?? "unknown"}, ${c.length} cores; load average at start ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" / ")}`,
-    `- Node ${process.version}, ${process.platform} ${process.arch}`,
+    // The servers run on this same Node (process.execPath), so on the same SQLite driver.
+    `- Node ${process.version}, ${process.platform} ${process.arch}; ${sqliteDriverLabel()}`,
     `- autocannon: ${connections} connections, ${warmup} s warm-up, ${duration} s per measurement; ` +
       (pinned
         ? "servers pinned to core 0, load generator to core 1 (taskset)"

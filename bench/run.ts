@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sqliteDriverLabel } from "../src/db/sqlite.js";
 import { fakeOpenMeteo } from "../test/fakes/open-meteo.js";
 import { fakePostcodesIo, POSTCODES } from "../test/fakes/postcodes-io.js";
 import { SW1A_1AA, CLASSIFY_TEXTS as TEXTS } from "./fixtures.js";
@@ -49,6 +50,7 @@ async function main() {
   execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
   const pinned = pinSelf();
   const info = machine(pinned, CONNECTIONS, DURATION, WARMUP);
+  log(`Node ${process.version}, ${sqliteDriverLabel()}`);
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const postcodes = await fakePostcodesIo([...POSTCODES, SW1A_1AA]);
   const meteo = await fakeOpenMeteo();
