@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../test/helpers/process.js";
+import { spawnCli } from "../test/helpers/process.js";
 import { type Child, spawnNode, waitFor200 } from "./procs.js";
 
 export interface Server {
@@ -83,7 +83,7 @@ export async function startAlmanac(opts: AlmanacOptions = {}): Promise<Server> {
 
 /** Creates an API key with the CLI against the server's store; returns its plaintext. */
 export async function createKey(server: Server, permission: string): Promise<string> {
-  const run = await runCli(
+  const run = await spawnCli(
     ["keys", "create", "--name", "bench", "--permission", permission],
     server.env as Record<string, string>,
   );

@@ -21,10 +21,12 @@ function newestMtime(dir) {
 }
 
 const sources = join(root, "src");
+let cli;
 if (existsSync(bundle) && (!existsSync(sources) || statSync(bundle).mtimeMs >= newestMtime(sources))) {
-  await import(bundle);
+  cli = await import(bundle);
 } else {
   const { register } = await import("tsx/esm/api");
   register();
-  await import("../src/cli/main.ts");
+  cli = await import("../src/cli/main.ts");
 }
+await cli.main();

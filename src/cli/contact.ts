@@ -6,12 +6,12 @@ import { deliverContact } from "../features/contact/deliver.js";
 import { ContactOutbox, outboxOptions } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
 import type { MailLane } from "../ports/mail-lane.js";
+import { CliError, type CliIo } from "./io.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
 
 function fail(message: string): never {
-  process.stderr.write(`almanac: ${message}\n`);
-  process.exit(1);
+  throw new CliError(message);
 }
 
 /** The SMTP lane to `url`, logging nothing (the commands print their own lines); nodemailer loads only here. */
@@ -48,7 +48,7 @@ const summary = (r: ContactRow) => ({
 });
 
 /** `almanac contact list|retry`: the operator's view of stored contact messages. */
-export function registerContactCommands(program: Command, loadConfig: () => Config): void {
+export function registerContactCommands(program: Command, io: CliIo, loadConfig: () => Config): void {
   const contact = program.command("contact").description("contact desk messages stored by POST /v1/mail/contact");
 
   contact
@@ -63,7 +63,7 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) fail("--limit must be a positive integer");
       const rows = await withStore(loadConfig(), (s) => s.list(opts.status as ContactStatus | undefined, limit));
-      process.stdout.write(`${JSON.stringify(rows.map(summary), null, 2)}\n`);
+      io.stdout(`${JSON.stringify(rows.map(summary), null, 2)}\n`);
     });
 
   contact
@@ -92,9 +92,7 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
             const claimed = await store.claimRetry(row);
             if (!claimed) {
               failures++;
-              process.stdout.write(
-                `${JSON.stringify({ id: row.id, status: "skipped", reason: "changed meanwhile" })}\n`,
-              );
+              io.stdout(`${JSON.stringify({ id: row.id, status: "skipped", reason: "changed meanwhile" })}\n`);
               continue;
             }
             const result = await deliverContact(store, lane, config.CONTACT_TO, claimed);
@@ -102,13 +100,13 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
             const line = result.ok
               ? { id: row.id, status: "sent", attempts: claimed.attempts }
               : { id: row.id, status: "failed", attempts: claimed.attempts, reason: result.reason };
-            process.stdout.write(`${JSON.stringify(line)}\n`);
+            io.stdout(`${JSON.stringify(line)}\n`);
           }
         });
       } finally {
         await lane.close();
       }
-      if (failures > 0) process.exitCode = 1;
+      if (failures > 0) io.exitCode = 1;
     });
 
   contact
@@ -140,8 +138,8 @@ export function registerContactCommands(program: Command, loadConfig: () => Conf
             exhausted,
           };
           const run = opts.run ? await outbox.runOnce(100_000) : undefined;
-          process.stdout.write(`${JSON.stringify(run ? { ...stats, run } : stats)}\n`);
-          if (run && run.failed > 0) process.exitCode = 1;
+          io.stdout(`${JSON.stringify(run ? { ...stats, run } : stats)}\n`);
+          if (run && run.failed > 0) io.exitCode = 1;
         });
       } finally {
         await lane?.close();

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { loadVatDataset } from "../features/vat/dataset.js";
+import type { CliIo } from "./io.js";
 
 /** `almanac data …`: checks of the bundled datasets against outside references. */
-export function registerDataCommands(program: Command): void {
+export function registerDataCommands(program: Command, io: CliIo): void {
   const data = program.command("data").description("check the bundled datasets against outside references");
   data
     .command("check")
@@ -15,17 +16,17 @@ export function registerDataCommands(program: Command): void {
       const { checkAgainstTedb } = await import("../features/vat/tedb.js");
       const result = checkAgainstTedb(loadVatDataset(), readFileSync(opts.tedb, "utf8"));
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(result)}\n`);
+        io.stdout(`${JSON.stringify(result)}\n`);
       } else {
         const fmt = (xs: number[]) => (xs.length ? xs.join("/") : "—");
         for (const d of result.differences) {
-          process.stdout.write(`${d.country} ${d.date} ${d.kind}: ours ${fmt(d.ours)}, TEDB ${fmt(d.tedb)}\n`);
+          io.stdout(`${d.country} ${d.date} ${d.kind}: ours ${fmt(d.ours)}, TEDB ${fmt(d.tedb)}\n`);
         }
-        for (const s of result.skipped) process.stderr.write(`skipped ${s}\n`);
-        process.stdout.write(
+        for (const s of result.skipped) io.stderr(`skipped ${s}\n`);
+        io.stdout(
           `${result.compared} country-dates compared, ${result.differences.length} differences, ${result.skipped.length} skipped\n`,
         );
       }
-      process.exitCode = result.differences.length > 0 ? 1 : 0;
+      io.exitCode = result.differences.length > 0 ? 1 : 0;
     });
 }

@@ -12,9 +12,7 @@ import {
   parseRatelimit,
   parseUses,
 } from "../features/keys/index.js";
-
-/** Thrown for a user mistake: printed as `almanac: <message>`, exit status 1. */
-class CliError extends Error {}
+import { CliError, type CliIo, printJson } from "./io.js";
 
 const positiveInt = (what: string) => (value: string) => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${what} must be a whole number.`);
@@ -63,28 +61,27 @@ async function resolveOwner(database: Database, owner: string | undefined): Prom
 }
 
 /** Runs an admin command over the admin composition; a failure prints `almanac: <message>`, exit status 1. */
-async function withAdmin(loadConfig: () => Config, fn: (admin: AdminDeps) => Promise<void>): Promise<void> {
+async function withAdmin(io: CliIo, loadConfig: () => Config, fn: (admin: AdminDeps) => Promise<void>): Promise<void> {
   let admin: AdminDeps | undefined;
   try {
     admin = await buildAdminDeps(loadConfig(), createLogger("warn"));
     await fn(admin);
   } catch (err) {
-    process.stderr.write(`almanac: ${(err as Error).message}\n`);
-    process.exitCode = 1;
+    io.stderr(`almanac: ${(err as Error).message}\n`);
+    io.exitCode = 1;
   } finally {
     await admin?.close();
   }
 }
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-
 /** `almanac keys create|list|revoke|roll`: same configuration as the server, safe while it runs. */
 /** `almanac plans grant|list|show`: the operator's side of plans (features/keys/plans.ts). */
-export function registerPlansCommands(program: Command, loadConfig: () => Config): void {
+export function registerPlansCommands(program: Command, io: CliIo, loadConfig: () => Config): void {
+  const print = (value: unknown) => printJson(io, value);
   const plans = program.command("plans").description(`account plans for self-service keys (${PLAN_NAMES.join(", ")})`);
 
   const withPlans = (fn: (accountKeys: AdminDeps["accountKeys"]) => Promise<void>) =>
-    withAdmin(loadConfig, (admin) => fn(admin.accountKeys));
+    withAdmin(io, loadConfig, (admin) => fn(admin.accountKeys));
 
   plans
     .command("grant <email> <plan>")
@@ -116,10 +113,11 @@ export function registerPlansCommands(program: Command, loadConfig: () => Config
     );
 }
 
-export function registerKeysCommands(program: Command, loadConfig: () => Config): void {
+export function registerKeysCommands(program: Command, io: CliIo, loadConfig: () => Config): void {
+  const print = (value: unknown) => printJson(io, value);
   const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");
 
-  const withStore = (fn: (admin: AdminDeps) => Promise<void>) => withAdmin(loadConfig, fn);
+  const withStore = (fn: (admin: AdminDeps) => Promise<void>) => withAdmin(io, loadConfig, fn);
 
   keys
     .command("create")

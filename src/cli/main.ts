@@ -1,59 +1,75 @@
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { createLogger } from "../adapters/logger.js";
 import { openMigrated } from "../admin.js";
-import { type Config, ConfigError, parseConfig } from "../config.js";
 import { registerContactCommands } from "./contact.js";
 import { registerDataCommands } from "./data.js";
 import { loadDotenvFile } from "./env-file.js";
+import { CliError, type CliIo, configFrom, processIo } from "./io.js";
 import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 
-loadDotenvFile();
+/**
+ * The `almanac` command with all its subcommands, reading its configuration from `io.env` and
+ * writing to `io` (commander's own messages too). Errors are thrown (exitOverride), not exits:
+ * `runCli` turns them into an exit status, so tests run the CLI in-process.
+ */
+export function buildProgram(io: CliIo): Command {
+  const loadConfig = () => configFrom(io);
+  const program = new Command()
+    .name("almanac")
+    .description(
+      "Almanac HTTP JSON API: serve it and administer it. Configuration comes from the environment (and .env).",
+    )
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
-/** Parses the configuration once, or exits naming every bad variable. */
-function loadConfig(): Config {
+  program
+    .command("serve")
+    .description("serve the API (what `npm start` runs)")
+    .action(async () => {
+      // Imported here so the admin commands don't load the whole HTTP app.
+      const { serve } = await import("../main.js");
+      await serve(loadConfig());
+    });
+
+  program
+    .command("migrate")
+    .description("apply pending database migrations and exit")
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger("warn");
+      const { database, applied } = await openMigrated(config, logger, { auth: true });
+      try {
+        io.stdout(`${JSON.stringify({ database: database.dialect, applied })}\n`);
+      } finally {
+        await database.close();
+      }
+    });
+
+  registerContactCommands(program, io, loadConfig);
+  registerKeysCommands(program, io, loadConfig);
+  registerPlansCommands(program, io, loadConfig);
+  registerDataCommands(program, io);
+  return program;
+}
+
+/** Runs the CLI once on `args` (without `node` and the script); resolves with the exit status. */
+export async function runCli(args: string[], io: CliIo): Promise<number> {
   try {
-    return parseConfig(process.env);
+    await buildProgram(io).parseAsync(args, { from: "user" });
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`almanac: ${err.message}\n`);
-      process.exit(1);
+    // Commander has written its own message (usage errors, --help) through io.
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof CliError) {
+      io.stderr(`almanac: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }
+  return io.exitCode;
 }
 
-const program = new Command()
-  .name("almanac")
-  .description(
-    "Almanac HTTP JSON API: serve it and administer it. Configuration comes from the environment (and .env).",
-  );
-
-program
-  .command("serve")
-  .description("serve the API (what `npm start` runs)")
-  .action(async () => {
-    // Imported here so the admin commands don't load the whole HTTP app.
-    const { serve } = await import("../main.js");
-    await serve(loadConfig());
-  });
-
-program
-  .command("migrate")
-  .description("apply pending database migrations and exit")
-  .action(async () => {
-    const config = loadConfig();
-    const logger = createLogger("warn");
-    const { database, applied } = await openMigrated(config, logger, { auth: true });
-    try {
-      process.stdout.write(`${JSON.stringify({ database: database.dialect, applied })}\n`);
-    } finally {
-      await database.close();
-    }
-  });
-
-registerContactCommands(program, loadConfig);
-registerKeysCommands(program, loadConfig);
-registerPlansCommands(program, loadConfig);
-registerDataCommands(program);
-
-await program.parseAsync(process.argv);
+/** The process's CLI (bin/almanac.js): .env, then the arguments; the exit status as process.exitCode. */
+export async function main(): Promise<void> {
+  loadDotenvFile();
+  process.exitCode = await runCli(process.argv.slice(2), processIo());
+}

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { runCli } from "../helpers/process.js";
 import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
 
-// Each spawn starts tsx and loads the whole CLI: seconds each on a busy machine.
-describe("almanac contact list|retry (spawned, temp DATA_DIR, real SMTP server)", { timeout: 120_000 }, () => {
+describe("almanac contact list|retry (temp DATA_DIR, real SMTP server)", () => {
   const dataDir = tempDir();
   let h: ContactHarness;
   let env: Record<string, string>;

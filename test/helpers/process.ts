@@ -7,7 +7,7 @@ import { freePort } from "./redis-server.js";
  * configuration, plus exactly what the test passes — so CI's DATABASE_URL/REDIS_URL never
  * leak into a test that means the embedded defaults.
  */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const key of CONFIG_KEYS) delete base[key];
   return { ...base, LOG_LEVEL: "warn", ...env };
@@ -71,8 +71,11 @@ export async function stop(server: ServerProcess | undefined, timeoutMs = 20_000
   return code;
 }
 
-/** Runs the CLI to completion. */
-export function runCli(
+/**
+ * Runs the CLI as a real process to completion: for the smoke test of `bin/almanac.js` itself.
+ * Everything else runs it in-process (helpers/cli.ts), a process start costs seconds.
+ */
+export function spawnCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
-import { runCli, type ServerProcess, spawnServer, stop } from "../helpers/process.js";
+import { type ServerProcess, spawnCli, spawnServer, stop } from "../helpers/process.js";
 import { authSecret, createKey } from "../scale/support.js";
 import { hasNginx, Nginx } from "../support/nginx.js";
 
@@ -121,7 +121,7 @@ describe.skipIf(!hasNginx || !DATABASE_URL || !REDIS_URL)(
         kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
       }
       // Uses the key lost: one per classify answered 200 when none is lost or charged twice.
-      const listed = await runCli(["keys", "list"], cliEnv);
+      const listed = await spawnCli(["keys", "list"], cliEnv);
       const remaining = (JSON.parse(listed.stdout) as { id: string; remaining: number }[]).find(
         (k) => k.id === key.id,
       )?.remaining;

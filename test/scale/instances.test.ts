@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionCookieName } from "../../src/features/account/auth.js";
 import { REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
 import { accountPage, signIn } from "../account/support.js";
+import { runCli } from "../helpers/cli.js";
 import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
-import { runCli, type ServerProcess, spawnServer, stop } from "../helpers/process.js";
+import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 import {
   type Answer,

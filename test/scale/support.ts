@@ -2,7 +2,8 @@ import { randomBytes, randomInt } from "node:crypto";
 import { request } from "node:http";
 import { Redis } from "ioredis";
 import type { CreatedKey } from "../../src/ports/key-store.js";
-import { runCli, type ServerProcess } from "../helpers/process.js";
+import { runCli } from "../helpers/cli.js";
+import type { ServerProcess } from "../helpers/process.js";
 
 export interface Answer {
   status: number;

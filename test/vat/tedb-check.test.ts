@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadVatDataset } from "../../src/features/vat/dataset.js";
 import { checkAgainstTedb } from "../../src/features/vat/tedb.js";
+import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { runCli } from "../helpers/process.js";
 
 const SAMPLE = new URL("../fixtures/tedb-sample.csv", import.meta.url);
 const sample = readFileSync(SAMPLE, "utf8");
@@ -31,9 +31,7 @@ describe("checking the VAT dataset against a TEDB export", () => {
     );
   });
 
-  it("`almanac data check --tedb` exits 0 when the file agrees and 1 with the differences listed", {
-    timeout: 120_000,
-  }, async () => {
+  it("`almanac data check --tedb` exits 0 when the file agrees and 1 with the differences listed", async () => {
     const agree = await runCli(["data", "check", "--tedb", SAMPLE.pathname], { LOG_LEVEL: "silent" });
     expect(agree.code).toBe(0);
     expect(agree.stdout).toContain("4 country-dates compared, 0 differences");

@@ -2,18 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CreatedKey, KeyInfo } from "../../src/ports/key-store.js";
 import { FakeUnkey } from "../fakes/unkey.js";
 import { type TestApp, testApp } from "../helpers/app.js";
+import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { runCli } from "../helpers/process.js";
-import { bearer, classify } from "./harness.js";
+import { bearer, classify } from "../vibe/harness.js";
 
-/** Runs `almanac keys …` as a real process: exit code, parsed stdout (JSON) and stderr. */
+/** Runs `almanac keys …` (in-process): exit code, parsed stdout (JSON) and stderr. */
 async function almanac(env: Record<string, string>, ...args: string[]) {
   const { code, stdout, stderr } = await runCli(["keys", ...args], { LOG_LEVEL: "silent", ...env });
   return { code, json: code === 0 ? (JSON.parse(stdout) as unknown) : null, stderr };
 }
 
-// Each call starts a process (tsx): slow on a busy machine, hence the generous timeouts.
-describe("almanac keys (embedded store, same SQLite file as a running app)", { timeout: 180_000 }, () => {
+describe("almanac keys (embedded store, same SQLite file as a running app)", () => {
   const dir = tempDir();
   const env = { DATA_DIR: dir };
   let t: TestApp;
@@ -91,7 +90,7 @@ describe("almanac keys (embedded store, same SQLite file as a running app)", { t
   });
 });
 
-describe("almanac keys (Unkey, through its API)", { timeout: 180_000 }, () => {
+describe("almanac keys (Unkey, through its API)", () => {
   let unkey: FakeUnkey;
   let env: Record<string, string>;
   beforeAll(async () => {

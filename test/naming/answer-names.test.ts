@@ -4,7 +4,10 @@ import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 
-/** One naming scheme across the lookups (`lat`, `lon`, `tz`), old and long names kept as aliases. */
+/**
+ * One naming scheme across the lookups' answers (`lat`, `lon`, `tz`), the old names kept beside
+ * them. The query parameters' aliases: test/http/query-aliases.test.ts.
+ */
 
 let t: TestApp;
 let postcodes: UpstreamFake;
@@ -28,44 +31,6 @@ const json = async (path: string) => {
   expect(res.status, path).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 };
-
-describe("query parameters: lat, lon, tz, with aliases", () => {
-  it.each([
-    [
-      "/v1/sun?latitude=51.5&longitude=-0.1&date=2025-06-21&timezone=Europe/Paris",
-      "/v1/sun?lat=51.5&lon=-0.1&date=2025-06-21&tz=Europe/Paris",
-    ],
-    [
-      "/v1/sun?lat=51.5&lon=-0.1&date=2025-06-21&time_zone=Asia/Tokyo",
-      "/v1/sun?lat=51.5&lon=-0.1&date=2025-06-21&tz=Asia/Tokyo",
-    ],
-    ["/v1/moon?date=2024-01-25&latitude=51.5&longitude=-0.1", "/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1"],
-  ])("%s answers as %s", async (alias, canonical) => {
-    expect(await json(alias)).toEqual(await json(canonical));
-  });
-
-  it("the canonical name wins when both are sent", async () => {
-    const body = await json("/v1/sun?lat=51.5&lon=-0.1&date=2025-06-21&tz=Europe/London&timezone=Asia/Tokyo");
-    expect(body.tz).toBe("Europe/London");
-  });
-
-  it("a bad alias value is refused under the canonical name", async () => {
-    const res = await t.app.request("/v1/sun?latitude=100&lon=0");
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toContain('"lat"');
-  });
-
-  it("the document names the aliases of lat, lon and tz", async () => {
-    const doc = (await (await t.app.request("/v1/openapi.json")).json()) as {
-      paths: Record<string, { get: { parameters: { name: string; description?: string }[] } }>;
-    };
-    const params = doc.paths["/v1/sun"]?.get.parameters ?? [];
-    const described = (name: string) => params.find((p) => p.name === name)?.description ?? "";
-    expect(described("lat")).toContain("`latitude`");
-    expect(described("lon")).toContain("`longitude`");
-    expect(described("tz")).toMatch(/`timezone` or `time_zone`/);
-  });
-});
 
 describe("answers: lat, lon, tz everywhere; the old names stay for existing clients", () => {
   it("postcode: lat/lon next to latitude/longitude", async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { normalisePostcode, SPECIAL_POSTCODES } from "../../src/features/postcode/format.js";
 import { errorOf } from "../helpers/app.js";
-import { q, type WeatherRig, weatherRig } from "./setup.js";
+import { q, type WeatherRig, weatherRig } from "../weather/setup.js";
 
 describe("postcode format: Royal Mail's letter-position rules", () => {
   it.each([

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { errorOf } from "../helpers/app.js";
-import { q, type WeatherRig, weatherRig } from "./setup.js";
+import { q, type WeatherRig, weatherRig } from "../weather/setup.js";
 
 describe("GET /v1/postcode", () => {
   // A fresh app (and so an empty cache) per test.
