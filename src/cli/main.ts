@@ -26,9 +26,10 @@ export function buildProgram(io: CliIo): Command {
     .command("serve")
     .description("serve the API (what `npm start` runs)")
     .action(async () => {
-      // Imported here so the admin commands don't load the whole HTTP app.
+      const config = loadConfig();
+      // Imported here so the admin commands (and a bad configuration) don't load the whole HTTP app.
       const { serve } = await import("../main.js");
-      await serve(loadConfig());
+      await serve(config);
     });
 
   program
