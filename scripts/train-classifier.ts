@@ -72,7 +72,7 @@ export interface Variant {
   /**
    * Dense features beside DENSE, trainer-only unless shipped: "negation" (NEGATION_EXTRA),
    * "afinn" (AFINN-165 score and hit counts, from the `sentiment` dev dependency), "vader"
-   * (VADER's own compound, pos, neg and neu: stacking the model on VADER).
+   * (VADER's own compound, pos, neg and neu: stacking the model on VADER), "vaderCompound" (its compound alone).
    */
   extras?: Extra[];
   /** Hidden units of a tanh layer over the dense features (a small two-layer network); 0 or absent: none. */
@@ -83,7 +83,7 @@ export interface Variant {
   dirichlet?: boolean;
 }
 
-type Extra = "negation" | "afinn" | "vader";
+type Extra = "negation" | "afinn" | "vader" | "vaderCompound";
 
 export const SHIPPED: Variant = {
   name: "lexicon features + hashed words (2^18), classes alike, shipped",
@@ -121,6 +121,7 @@ const VARIANTS: Variant[] = [
   { ...SHIPPED, name: "negation-scope dense features", extras: ["negation"] },
   { ...SHIPPED, name: "AFINN-165 dense features", extras: ["afinn"] },
   { ...SHIPPED, name: "stacked on VADER's own four scores", extras: ["vader"] },
+  { ...SHIPPED, name: "stacked on VADER's compound alone", extras: ["vaderCompound"] },
   { ...SHIPPED, name: "two-layer: 8 tanh units over the dense features", hidden: 8 },
   { ...SHIPPED, name: "calibration with classes alike", calibrationWeights: "class" },
   { ...SHIPPED, name: "Dirichlet calibration (full 3×3 matrix)", dirichlet: true },
@@ -156,6 +157,7 @@ const afinnScorer = new Sentiment();
 /** The extra dense features of one text. */
 function extraFeatures(extra: Extra, text: string, buf: ReturnType<typeof featureBuffer>): number[] {
   if (extra === "negation") return [...buf.negation];
+  if (extra === "vaderCompound") return [polarityScores(text).compound];
   if (extra === "vader") {
     const v = polarityScores(text);
     return [v.compound, v.pos, v.neg, v.neu];
@@ -168,7 +170,7 @@ function extraFeatures(extra: Extra, text: string, buf: ReturnType<typeof featur
   ];
 }
 
-const EXTRA_SIZE: Record<Extra, number> = { negation: NEGATION_EXTRA.length, vader: 4, afinn: 3 };
+const EXTRA_SIZE: Record<Extra, number> = { negation: NEGATION_EXTRA.length, vader: 4, vaderCompound: 1, afinn: 3 };
 
 function featureStore(
   examples: readonly Example[],
