@@ -42,14 +42,15 @@ export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date):
     await next();
     const method = c.req.method;
     if ((method === "GET" || method === "HEAD") && c.res.ok) {
-      const tag = c.res.headers.get("ETag") ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
+      const own = c.res.headers.get("ETag");
+      const tag = own ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
       if (ifNoneMatch !== undefined && etagMatches(tag, ifNoneMatch)) {
         await c.res.body?.cancel();
         // As hono/etag answers it: the Context copies the 200's headers over, and only those a
         // 304 must carry (RFC 9110 §15.4.5) stay.
         c.res = new Response(null, { status: 304, statusText: "Not Modified", headers: { ETag: tag } });
         for (const key of Array.from(c.res.headers.keys())) if (!RETAINED_304.has(key)) c.res.headers.delete(key);
-      } else c.res.headers.set("ETag", tag);
+      } else if (own === null) c.res.headers.set("ETag", tag);
     }
     if (c.res.status !== 200 && c.res.status !== 304) return;
     const pinned = c.req.query(pinnedBy) !== undefined;
