@@ -56,7 +56,7 @@ describe("HTTP caching of deterministic lookups", () => {
   );
 
   it("an answer the route does not tag itself gets the same kind of tag from the middleware", async () => {
-    // A VAT number's answer is sent with c.json (it is not serialised in parts): hono/etag tags it.
+    // A VAT number's answer is sent with c.json (it is not serialised in parts): httpCache hashes it in-line.
     const res = await t.app.request("/v1/vat?code=DE136695976&date=2026-01-01");
     expect(res.status).toBe(200);
     expect(res.headers.get("etag")).toBe(etagOf(await res.text()));

@@ -94,7 +94,7 @@ describe("the hot lane answers again what the app answered, with the same contra
     // Counted against the demo tier like the first: one decision each, the window shrinking by one.
     expect(consumed).toBe(counted + 2);
     expect(remaining(second)).toBe(remaining(first) - 1);
-    // A fresh request id, and the log line observe.ts writes for the app's requests.
+    // A fresh request id, and the log line the envelope (envelope.ts) writes for every request.
     const id = second.headers.get("x-request-id") ?? "";
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(id).not.toBe(first.headers.get("x-request-id"));
