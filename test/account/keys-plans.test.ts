@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorOf, expectRateLimited } from "../helpers/app.js";
-import { DATABASE_URL } from "../helpers/env.js";
+import { DATABASE_URL, skipReason } from "../helpers/env.js";
 import type { FormAgent } from "../support/form-agent.js";
 import { accountApp, accountPage } from "./support.js";
 
@@ -185,7 +185,7 @@ describe("keys under plans on the account page (embedded store)", () => {
   });
 });
 
-describe.skipIf(!DATABASE_URL)("key caps on PostgreSQL", () => {
+describe.skipIf(!DATABASE_URL)(`key caps on PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, () => {
   const acct = accountApp(PUBLIC_URL, { postgres: true });
 
   it("concurrent creations never pass the cap (row lock), and a duplicate name is refused", async () => {

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashSessionToken } from "../../src/features/account/hashed-sessions.js";
 import { errorOf, type TestApp, testApp } from "../helpers/app.js";
-import { DATABASE_URL } from "../helpers/env.js";
+import { DATABASE_URL, skipReason } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
 import { accountApp, accountPage, requestCode } from "./support.js";
 
@@ -213,7 +213,7 @@ describe("without a mail lane", () => {
   });
 });
 
-describe.skipIf(!DATABASE_URL)("e-mail sign-in on PostgreSQL", () => {
+describe.skipIf(!DATABASE_URL)(`e-mail sign-in on PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, () => {
   const acct = accountApp(PUBLIC_URL, { postgres: true });
 
   it("signs in, creates a key on the page and sees only it", async () => {

@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BrowserSite, CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
+import { type BrowserSite, CHROMIUM, NO_CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
 import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.js";
 import type { SmtpTestServer } from "../support/smtp-server.js";
 
-describe.skipIf(!existsSync(CHROMIUM))("account page in Chromium", () => {
+describe.skipIf(!existsSync(CHROMIUM))(`account page in Chromium${NO_CHROMIUM}`, () => {
   let site: BrowserSite;
   let smtp: SmtpTestServer;
   let idp: OidcTestProvider;

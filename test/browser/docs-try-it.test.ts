@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BrowserSite, CHROMIUM, startBrowserSite } from "../support/browser.js";
+import { type BrowserSite, CHROMIUM, NO_CHROMIUM, startBrowserSite } from "../support/browser.js";
 
 /** The values "Try it out" starts with for an operation's parameters, by name. */
 async function tryItValues(page: Page, method: string, path: string): Promise<Record<string, string>> {
@@ -18,18 +18,21 @@ async function tryItValues(page: Page, method: string, path: string): Promise<Re
   return out;
 }
 
-describe.skipIf(!existsSync(CHROMIUM))("/docs try-it starts from what a person means (issue 23.5)", () => {
-  let site: BrowserSite;
-  beforeAll(async () => {
-    site = await startBrowserSite();
-  });
-  afterAll(() => site?.close());
+describe.skipIf(!existsSync(CHROMIUM))(
+  `/docs try-it starts from what a person means (issue 23.5)${NO_CHROMIUM}`,
+  () => {
+    let site: BrowserSite;
+    beforeAll(async () => {
+      site = await startBrowserSite();
+    });
+    afterAll(() => site?.close());
 
-  it("optional parameters start empty (VAT date, Idempotency-Key); required ones keep their example", async () => {
-    const page = await (await site.browser.newContext()).newPage();
-    await page.goto(`${site.base}/docs`);
-    await page.locator(".opblock").first().waitFor();
-    expect(await tryItValues(page, "get", "/v1/vat")).toMatchObject({ code: "DE", date: "" });
-    expect(await tryItValues(page, "post", "/v1/vibe/classify")).toMatchObject({ "idempotency-key": "" });
-  });
-});
+    it("optional parameters start empty (VAT date, Idempotency-Key); required ones keep their example", async () => {
+      const page = await (await site.browser.newContext()).newPage();
+      await page.goto(`${site.base}/docs`);
+      await page.locator(".opblock").first().waitFor();
+      expect(await tryItValues(page, "get", "/v1/vat")).toMatchObject({ code: "DE", date: "" });
+      expect(await tryItValues(page, "post", "/v1/vibe/classify")).toMatchObject({ "idempotency-key": "" });
+    });
+  },
+);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountPage, signIn } from "../account/support.js";
-import { type BrowserSite, CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
+import { type BrowserSite, CHROMIUM, NO_CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
 
 /** What a person cannot reach or hit on the page as laid out now. */
 function layoutFaults(page: Page) {
@@ -40,7 +40,7 @@ function layoutFaults(page: Page) {
   });
 }
 
-describe.skipIf(!existsSync(CHROMIUM))("account pages fit laptops and phones (issue 23.4)", () => {
+describe.skipIf(!existsSync(CHROMIUM))(`account pages fit laptops and phones (issue 23.4)${NO_CHROMIUM}`, () => {
   let site: BrowserSite;
   let context: BrowserContext;
   let page: Page;

@@ -4,7 +4,7 @@ import { ContactOutbox, createContactOutbox } from "../../src/features/contact/o
 import { type ContactRow, ContactStore } from "../../src/features/contact/store.js";
 import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { errorOf } from "../helpers/app.js";
-import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
 import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
 
 const MIN = 60_000;
@@ -17,7 +17,7 @@ function clock(start = Date.parse("2026-11-22T10:00:00Z")) {
 
 describe.each([
   ["SQLite", false],
-  ["PostgreSQL", true],
+  [`PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, true],
 ])("contact outbox on %s", (_name, postgres) => {
   let h: ContactHarness | undefined;
   let drop: (() => Promise<void>) | undefined;

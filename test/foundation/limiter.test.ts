@@ -8,7 +8,7 @@ import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
 import { createRedis, untilReady } from "../../src/adapters/redis.js";
 import { RedisRateLimiter } from "../../src/adapters/redis-limiter.js";
 import { openSqliteFile } from "../../src/db/sqlite.js";
-import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
+import { REDIS_URL, skippedBecause, skipReason, tempDir } from "../helpers/env.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
 
 const logger = pino({ level: "silent" });
@@ -227,44 +227,49 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
   });
 });
 
-describe.skipIf(!hasRedisServer)("Redis limiter when Redis goes away (private redis-server)", () => {
-  let redisServer: PrivateRedis;
-  let client: Redis;
-  afterAll(async () => {
-    client?.disconnect();
-    await redisServer?.stop();
-  });
+describe.skipIf(!hasRedisServer)(
+  `Redis limiter when Redis goes away (private redis-server)${skippedBecause(!hasRedisServer, "redis-server is not installed")}`,
+  () => {
+    let redisServer: PrivateRedis;
+    let client: Redis;
+    afterAll(async () => {
+      client?.disconnect();
+      await redisServer?.stop();
+    });
 
-  it("keeps deciding under local limits while Redis is stopped or paused, and recovers", async () => {
-    redisServer = await PrivateRedis.start();
-    client = createRedis(redisServer.url, logger);
-    await waitUntil(async () => client.status === "ready");
-    const metrics = new Metrics();
-    const limiter = new RedisRateLimiter(client, metrics);
-    const r = rule(5);
+    it("keeps deciding under local limits while Redis is stopped or paused, and recovers", async () => {
+      redisServer = await PrivateRedis.start();
+      client = createRedis(redisServer.url, logger);
+      await waitUntil(async () => client.status === "ready");
+      const metrics = new Metrics();
+      const limiter = new RedisRateLimiter(client, metrics);
+      const r = rule(5);
 
-    expect((await limiter.consume(r, "k")).remaining).toBe(4);
-    expect(await limiter.ready()).toBe(true);
+      expect((await limiter.consume(r, "k")).remaining).toBe(4);
+      expect(await limiter.ready()).toBe(true);
 
-    await redisServer.stop();
-    const whileDown = [];
-    for (let i = 0; i < 7; i++) whileDown.push(await limiter.consume(r, "k"));
-    // Local limits apply: 5 allowed by the in-process counter, then refusals.
-    expect(whileDown.filter((d) => d.allowed)).toHaveLength(5);
-    expect(await limiter.ready()).toBe(false);
-    expect((await metrics.render()).body).toMatch(new RegExp(`rate_limiter_fallback_total\\{limiter="${r.name}"\\} 7`));
+      await redisServer.stop();
+      const whileDown = [];
+      for (let i = 0; i < 7; i++) whileDown.push(await limiter.consume(r, "k"));
+      // Local limits apply: 5 allowed by the in-process counter, then refusals.
+      expect(whileDown.filter((d) => d.allowed)).toHaveLength(5);
+      expect(await limiter.ready()).toBe(false);
+      expect((await metrics.render()).body).toMatch(
+        new RegExp(`rate_limiter_fallback_total\\{limiter="${r.name}"\\} 7`),
+      );
 
-    await redisServer.start();
-    await waitUntil(async () => client.status === "ready", 10_000);
-    expect(await limiter.ready()).toBe(true);
-    // Shared counting resumes: the fresh server has no count for this key yet.
-    expect((await limiter.consume(r, "k")).remaining).toBe(4);
+      await redisServer.start();
+      await waitUntil(async () => client.status === "ready", 10_000);
+      expect(await limiter.ready()).toBe(true);
+      // Shared counting resumes: the fresh server has no count for this key yet.
+      expect((await limiter.consume(r, "k")).remaining).toBe(4);
 
-    redisServer.pause();
-    const started = Date.now();
-    const paused = await limiter.consume(r, "k2");
-    expect(paused.allowed).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5000); // answered by the fallback, not stuck on Redis
-    redisServer.resume();
-  }, 30_000);
-});
+      redisServer.pause();
+      const started = Date.now();
+      const paused = await limiter.consume(r, "k2");
+      expect(paused.allowed).toBe(true);
+      expect(Date.now() - started).toBeLessThan(5000); // answered by the fallback, not stuck on Redis
+      redisServer.resume();
+    }, 30_000);
+  },
+);

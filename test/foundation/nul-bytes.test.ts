@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorOf, type TestServer, testServer } from "../helpers/app.js";
-import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
 import { bodyOf, rawRequest } from "../helpers/raw-http.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
@@ -12,7 +12,7 @@ const CONTACT = { name: "Ada", email: "ada@example.com", subject: "Hello", messa
 // cannot hold it, so it answered 500 there).
 describe.each([
   ["SQLite", false],
-  ["PostgreSQL", true],
+  [`PostgreSQL ${skipReason({ postgres: true }) ?? ""}`, true],
 ])("a NUL character in a JSON body, on %s", (_store, postgres) => {
   let t: TestServer;
   let smtp: SmtpTestServer;

@@ -55,6 +55,11 @@ export function skipReason(needs: { postgres?: boolean; redis?: boolean }): stri
   return missing.length ? `skipped: ${missing.join(" and ")} not set (.ci/run sets them)` : undefined;
 }
 
+/** How a suite skipped for another reason says why in its title: ` (skipped: why)` when `skip`. */
+export function skippedBecause(skip: boolean, why: string): string {
+  return skip ? ` (skipped: ${why})` : "";
+}
+
 /**
  * A property test's run count: `n` (what CI runs) scaled by PROPERTY_RUNS_SCALE when it is set,
  * e.g. 0.1 for a quick local pass; at least 1.

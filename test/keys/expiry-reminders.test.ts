@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExpiryReminders } from "../../src/features/keys/index.js";
 import type { MailLane, OutgoingMail } from "../../src/ports/mail-lane.js";
 import { accountApp, accountPage } from "../account/support.js";
+import { DATABASE_URL, skipReason } from "../helpers/env.js";
 
 const DAY = 86_400_000;
 
@@ -20,8 +21,8 @@ function keepingLane(refuse = false): MailLane & { sent: OutgoingMail[] } {
 }
 
 for (const pg of [false, true]) {
-  describe.skipIf(pg && !process.env.DATABASE_URL)(
-    `a mail a week before a key expires (issue 23.2) on ${pg ? "PostgreSQL" : "SQLite"}`,
+  describe.skipIf(pg && !DATABASE_URL)(
+    `a mail a week before a key expires (issue 23.2) on ${pg ? `PostgreSQL ${skipReason({ postgres: true }) ?? ""}` : "SQLite"}`,
     () => {
       const acct = accountApp("http://localhost:8080", { postgres: pg });
 

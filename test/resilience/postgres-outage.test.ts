@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unavailableMessage } from "../../src/http/key-auth.js";
 import { signIn } from "../account/support.js";
 import { type TestApp, testApp } from "../helpers/app.js";
+import { skippedBecause } from "../helpers/env.js";
 import type { FormAgent } from "../support/form-agent.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 import { PrivatePostgres, privatePostgresUnavailable } from "./private-postgres.js";
@@ -55,47 +56,50 @@ afterAll(async () => {
   pg?.destroy();
 });
 
-describe.skipIf(Boolean(unavailable))("a private PostgreSQL stopped under a running app", () => {
-  it("lookups stay 200, key and account routes answer 503 within 2 s, /readyz not ready, then recovery", async () => {
-    expect((await timed(classify)).res.status).toBe(200);
-    expect((await agent.get("/account")).status).toBe(200);
-    expect((await t.app.request("/readyz")).status).toBe(200);
+describe.skipIf(Boolean(unavailable))(
+  `a private PostgreSQL stopped under a running app${skippedBecause(Boolean(unavailable), unavailable ?? "")}`,
+  () => {
+    it("lookups stay 200, key and account routes answer 503 within 2 s, /readyz not ready, then recovery", async () => {
+      expect((await timed(classify)).res.status).toBe(200);
+      expect((await agent.get("/account")).status).toBe(200);
+      expect((await t.app.request("/readyz")).status).toBe(200);
 
-    pg.stop();
-    const worst: Record<string, number> = {};
-    for (const path of ["/v1/moon?date=2024-01-25", "/v1/vat?code=DE", "/v1/holidays?country=GB&year=2024"]) {
-      expect((await t.app.request(path)).status, path).toBe(200);
-    }
-    for (let i = 0; i < 3; i++) {
-      const c = await timed(classify);
-      expect(c.res.status).toBe(503);
-      expect(expectErrorShape(c.res.status, c.text, c.res.headers.get("x-request-id"))).toBe("unkey_unavailable");
-      worst.classify = Math.max(worst.classify ?? 0, c.ms);
+      pg.stop();
+      const worst: Record<string, number> = {};
+      for (const path of ["/v1/moon?date=2024-01-25", "/v1/vat?code=DE", "/v1/holidays?country=GB&year=2024"]) {
+        expect((await t.app.request(path)).status, path).toBe(200);
+      }
+      for (let i = 0; i < 3; i++) {
+        const c = await timed(classify);
+        expect(c.res.status).toBe(503);
+        expect(expectErrorShape(c.res.status, c.text, c.res.headers.get("x-request-id"))).toBe("unkey_unavailable");
+        worst.classify = Math.max(worst.classify ?? 0, c.ms);
 
-      const a = await timed(() => agent.get("/account"));
-      expect(a.res.status).toBe(503);
-      expect(expectErrorShape(a.res.status, a.text, a.res.headers.get("x-request-id"))).toBe("unavailable");
-      worst.account = Math.max(worst.account ?? 0, a.ms);
+        const a = await timed(() => agent.get("/account"));
+        expect(a.res.status).toBe(503);
+        expect(expectErrorShape(a.res.status, a.text, a.res.headers.get("x-request-id"))).toBe("unavailable");
+        worst.account = Math.max(worst.account ?? 0, a.ms);
 
-      const r = await timed(() => t.app.request("/readyz"));
-      expect(r.res.status).toBe(503);
-      expect(JSON.parse(r.text)).toEqual({ status: "not_ready", checks: { database: "down" } });
-      worst.readyz = Math.max(worst.readyz ?? 0, r.ms);
-    }
-    console.info(
-      `postgres outage: slowest answers (ms) ${JSON.stringify(worst, (_, v) => (typeof v === "number" ? Math.round(v) : v))}`,
-    );
-    for (const ms of Object.values(worst)) expect(ms).toBeLessThan(ANSWER_WITHIN_MS + SLACK_MS);
+        const r = await timed(() => t.app.request("/readyz"));
+        expect(r.res.status).toBe(503);
+        expect(JSON.parse(r.text)).toEqual({ status: "not_ready", checks: { database: "down" } });
+        worst.readyz = Math.max(worst.readyz ?? 0, r.ms);
+      }
+      console.info(
+        `postgres outage: slowest answers (ms) ${JSON.stringify(worst, (_, v) => (typeof v === "number" ? Math.round(v) : v))}`,
+      );
+      for (const ms of Object.values(worst)) expect(ms).toBeLessThan(ANSWER_WITHIN_MS + SLACK_MS);
 
-    // Back up: the pool reconnects, nothing is restarted, the session and the key still work.
-    pg.start();
-    expect((await t.app.request("/readyz")).status).toBe(200);
-    expect((await timed(classify)).res.status).toBe(200);
-    const page = await agent.get("/account");
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain("ada@example.test");
-  });
-});
+      // Back up: the pool reconnects, nothing is restarted, the session and the key still work.
+      pg.start();
+      expect((await t.app.request("/readyz")).status).toBe(200);
+      expect((await timed(classify)).res.status).toBe(200);
+      const page = await agent.get("/account");
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("ada@example.test");
+    });
+  },
+);
 
 /**
  * A TCP relay to `port` that holds every chunk, each way, for `delayMs`: a database that answers,
@@ -128,75 +132,78 @@ async function slowRelay(port: number, delayMs: number): Promise<{ port: number;
   };
 }
 
-describe.skipIf(Boolean(unavailable))("a private PostgreSQL frozen (SIGSTOP: accepts, never answers)", () => {
-  let app: TestApp;
-  let token = "";
-  beforeAll(async () => {
-    if (unavailable) return;
-    // 500 ms of silence: well inside the 2 s promise even on a loaded machine.
-    app = await testApp({ DATABASE_URL: pg.url, DATABASE_TIMEOUT_MS: "500", DEMO_HOURLY_LIMIT: "1000000" });
-    token = (await app.deps.keys.create({ name: "frozen", permissions: ["vibe.classify"] })).key;
-  });
-  afterAll(async () => {
-    pg?.thaw();
-    await app?.close();
-  });
-
-  const classifyOn = (a: TestApp, ip: string) =>
-    a.app.request(
-      "/v1/vibe/classify",
-      {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-        body: JSON.stringify(["a good day"]),
-      },
-      { incoming: { socket: { remoteAddress: ip } } },
-    );
-
-  it("20 concurrent classify calls and /readyz answer 503 within 2 s (the store named), then recover", async () => {
-    expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
-    pg.freeze();
-    try {
-      const calls = await Promise.all([
-        ...Array.from({ length: 20 }, (_, i) => timed(() => classifyOn(app, `192.0.2.${i + 1}`))),
-        timed(() => app.app.request("/readyz")),
-      ]);
-      const readyz = calls.pop();
-      expect(readyz?.res.status).toBe(503);
-      expect(JSON.parse(readyz?.text ?? "")).toEqual({ status: "not_ready", checks: { database: "down" } });
-      for (const c of [...calls, readyz]) expect(c?.ms).toBeLessThan(ANSWER_WITHIN_MS);
-      for (const c of calls) {
-        expect(c.res.status).toBe(503);
-        expect(expectErrorShape(c.res.status, c.text, c.res.headers.get("x-request-id"))).toBe("unkey_unavailable");
-        expect(JSON.parse(c.text).error.message).toBe(unavailableMessage("embedded"));
-      }
-    } finally {
-      pg.thaw();
-    }
-    expect((await app.app.request("/readyz")).status).toBe(200);
-    expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
-  });
-
-  it("a burst of 900 classify calls through a slow but answering database queues: 900 × 200, no 503", async () => {
-    const relay = await slowRelay(pg.port, 5);
-    const url = new URL(pg.url);
-    url.port = String(relay.port);
-    const slow = await testApp({
-      DATABASE_URL: url.toString(),
-      DATABASE_POOL_SIZE: "4",
-      DATABASE_ACQUIRE_TIMEOUT_MS: "120000",
-      DEMO_HOURLY_LIMIT: "1000000",
+describe.skipIf(Boolean(unavailable))(
+  `a private PostgreSQL frozen (SIGSTOP: accepts, never answers)${skippedBecause(Boolean(unavailable), unavailable ?? "")}`,
+  () => {
+    let app: TestApp;
+    let token = "";
+    beforeAll(async () => {
+      if (unavailable) return;
+      // 500 ms of silence: well inside the 2 s promise even on a loaded machine.
+      app = await testApp({ DATABASE_URL: pg.url, DATABASE_TIMEOUT_MS: "500", DEMO_HOURLY_LIMIT: "1000000" });
+      token = (await app.deps.keys.create({ name: "frozen", permissions: ["vibe.classify"] })).key;
     });
-    try {
-      const all = await Promise.all(
-        Array.from({ length: 900 }, (_, i) => classifyOn(slow, `198.18.${i >> 8}.${i & 255}`)),
+    afterAll(async () => {
+      pg?.thaw();
+      await app?.close();
+    });
+
+    const classifyOn = (a: TestApp, ip: string) =>
+      a.app.request(
+        "/v1/vibe/classify",
+        {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+          body: JSON.stringify(["a good day"]),
+        },
+        { incoming: { socket: { remoteAddress: ip } } },
       );
-      const counts: Record<number, number> = {};
-      for (const r of all) counts[r.status] = (counts[r.status] ?? 0) + 1;
-      expect(counts).toEqual({ 200: 900 });
-    } finally {
-      await slow.close();
-      relay.close();
-    }
-  }, 180_000);
-});
+
+    it("20 concurrent classify calls and /readyz answer 503 within 2 s (the store named), then recover", async () => {
+      expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
+      pg.freeze();
+      try {
+        const calls = await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => timed(() => classifyOn(app, `192.0.2.${i + 1}`))),
+          timed(() => app.app.request("/readyz")),
+        ]);
+        const readyz = calls.pop();
+        expect(readyz?.res.status).toBe(503);
+        expect(JSON.parse(readyz?.text ?? "")).toEqual({ status: "not_ready", checks: { database: "down" } });
+        for (const c of [...calls, readyz]) expect(c?.ms).toBeLessThan(ANSWER_WITHIN_MS);
+        for (const c of calls) {
+          expect(c.res.status).toBe(503);
+          expect(expectErrorShape(c.res.status, c.text, c.res.headers.get("x-request-id"))).toBe("unkey_unavailable");
+          expect(JSON.parse(c.text).error.message).toBe(unavailableMessage("embedded"));
+        }
+      } finally {
+        pg.thaw();
+      }
+      expect((await app.app.request("/readyz")).status).toBe(200);
+      expect((await classifyOn(app, "192.0.2.1")).status).toBe(200);
+    });
+
+    it("a burst of 900 classify calls through a slow but answering database queues: 900 × 200, no 503", async () => {
+      const relay = await slowRelay(pg.port, 5);
+      const url = new URL(pg.url);
+      url.port = String(relay.port);
+      const slow = await testApp({
+        DATABASE_URL: url.toString(),
+        DATABASE_POOL_SIZE: "4",
+        DATABASE_ACQUIRE_TIMEOUT_MS: "120000",
+        DEMO_HOURLY_LIMIT: "1000000",
+      });
+      try {
+        const all = await Promise.all(
+          Array.from({ length: 900 }, (_, i) => classifyOn(slow, `198.18.${i >> 8}.${i & 255}`)),
+        );
+        const counts: Record<number, number> = {};
+        for (const r of all) counts[r.status] = (counts[r.status] ?? 0) + 1;
+        expect(counts).toEqual({ 200: 900 });
+      } finally {
+        await slow.close();
+        relay.close();
+      }
+    }, 180_000);
+  },
+);

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { type Browser, chromium } from "playwright-core";
 import { startServer } from "../../src/server.js";
@@ -7,6 +7,9 @@ import { type SmtpTestServer, startSmtpServer } from "./smtp-server.js";
 
 /** Debian's Chromium, or CHROMIUM_PATH. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** What a browser suite's title ends with when it is skipped: why. */
+export const NO_CHROMIUM = existsSync(CHROMIUM) ? "" : ` (skipped: no Chromium at ${CHROMIUM}; set CHROMIUM_PATH)`;
 export const SHOTS = "test-results/screenshots";
 
 /** A free TCP port on 127.0.0.1 (the app's PUBLIC_URL must be known before it listens). */

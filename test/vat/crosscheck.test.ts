@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadVatDataset } from "../../src/features/vat/dataset.js";
+import { skippedBecause } from "../helpers/env.js";
 import { IBERICODE_FILE, oursOn, readIbericode, type Snapshot, theirsOn } from "./ibericode.js";
 
 /**
@@ -134,61 +135,58 @@ function allowed(country: string, date: string, field: string, ours: unknown, th
 const theirs = readIbericode();
 const ALIASES: Record<string, string> = { GR: "GR", EL: "GR", UK: "GB" };
 
-describe.skipIf(!theirs)(`VAT dataset cross-checked against ibericode/vat-rates (${IBERICODE_FILE})`, () => {
-  const data = loadVatDataset();
-  const items = theirs?.items ?? {};
+describe.skipIf(!theirs)(
+  `VAT dataset cross-checked against ibericode/vat-rates (${IBERICODE_FILE})${skippedBecause(!theirs, `${IBERICODE_FILE} is absent`)}`,
+  () => {
+    const data = loadVatDataset();
+    const items = theirs?.items ?? {};
 
-  it("every overlapping country and period agrees, or the difference is explained", () => {
-    const unexplained: string[] = [];
-    const used = new Set<number>();
-    let compared = 0;
-    for (const [code, periods] of Object.entries(items)) {
-      const iso = ALIASES[code] ?? code;
-      const ourCountry = data.countries[iso];
-      if (!ourCountry) {
-        unexplained.push(`${code}: in ibericode but not in our dataset`);
-        continue;
-      }
-      // Both datasets are step functions: comparing on every day either one changes covers every segment.
-      const days = new Set([data.coverage_from]);
-      for (const p of periods) if (p.effective_from > data.coverage_from) days.add(p.effective_from);
-      for (const p of ourCountry.periods) if (p.effective_from > data.coverage_from) days.add(p.effective_from);
-      for (const e of ourCountry.exceptions) if (e.effective_from) days.add(e.effective_from);
-      for (const day of [...days].sort()) {
-        const t = theirsOn(periods, day);
-        if (!t) continue;
-        const o = oursOn(data, iso, day, Object.keys(t.exceptions));
-        if (!o) {
-          unexplained.push(`${code} ${day}: no period of ours`);
+    it("every overlapping country and period agrees, or the difference is explained", () => {
+      const unexplained: string[] = [];
+      const used = new Set<number>();
+      let compared = 0;
+      for (const [code, periods] of Object.entries(items)) {
+        const iso = ALIASES[code] ?? code;
+        const ourCountry = data.countries[iso];
+        if (!ourCountry) {
+          unexplained.push(`${code}: in ibericode but not in our dataset`);
           continue;
         }
-        compared++;
-        const fields: [string, unknown, unknown][] = (["standard", "reduced", "super_reduced", "parking"] as const).map(
-          (f) => [f, o[f as keyof Snapshot], t[f as keyof Snapshot]],
-        );
-        for (const [name, rate] of Object.entries(t.exceptions)) {
-          fields.push([`exception:${name}`, o.exceptions[name] ?? "missing", rate]);
-        }
-        for (const [field, ours, their] of fields) {
-          if (JSON.stringify(ours) === JSON.stringify(their)) continue;
-          const i = allowed(iso, day, field, ours, their);
-          if (i < 0)
-            unexplained.push(
-              `${iso} ${day} ${field}: ours ${JSON.stringify(ours)}, ibericode ${JSON.stringify(their)}`,
-            );
-          else used.add(i);
+        // Both datasets are step functions: comparing on every day either one changes covers every segment.
+        const days = new Set([data.coverage_from]);
+        for (const p of periods) if (p.effective_from > data.coverage_from) days.add(p.effective_from);
+        for (const p of ourCountry.periods) if (p.effective_from > data.coverage_from) days.add(p.effective_from);
+        for (const e of ourCountry.exceptions) if (e.effective_from) days.add(e.effective_from);
+        for (const day of [...days].sort()) {
+          const t = theirsOn(periods, day);
+          if (!t) continue;
+          const o = oursOn(data, iso, day, Object.keys(t.exceptions));
+          if (!o) {
+            unexplained.push(`${code} ${day}: no period of ours`);
+            continue;
+          }
+          compared++;
+          const fields: [string, unknown, unknown][] = (
+            ["standard", "reduced", "super_reduced", "parking"] as const
+          ).map((f) => [f, o[f as keyof Snapshot], t[f as keyof Snapshot]]);
+          for (const [name, rate] of Object.entries(t.exceptions)) {
+            fields.push([`exception:${name}`, o.exceptions[name] ?? "missing", rate]);
+          }
+          for (const [field, ours, their] of fields) {
+            if (JSON.stringify(ours) === JSON.stringify(their)) continue;
+            const i = allowed(iso, day, field, ours, their);
+            if (i < 0)
+              unexplained.push(
+                `${iso} ${day} ${field}: ours ${JSON.stringify(ours)}, ibericode ${JSON.stringify(their)}`,
+              );
+            else used.add(i);
+          }
         }
       }
-    }
-    expect(compared).toBeGreaterThan(28);
-    expect(unexplained).toEqual([]);
-    const stale = ALLOWED.filter((_, i) => !used.has(i)).map((a) => `${a.country} ${a.field} ${a.from}`);
-    expect(stale).toEqual([]);
-  });
-});
-
-if (!theirs) {
-  describe("VAT dataset cross-check", () => {
-    it.skip(`skipped: ${IBERICODE_FILE} is absent (the cross-check needs ibericode/vat-rates there)`, () => {});
-  });
-}
+      expect(compared).toBeGreaterThan(28);
+      expect(unexplained).toEqual([]);
+      const stale = ALLOWED.filter((_, i) => !used.has(i)).map((a) => `${a.country} ${a.field} ${a.from}`);
+      expect(stale).toEqual([]);
+    });
+  },
+);

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import vader from "vader-sentiment";
 import { describe, expect, it } from "vitest";
 import { polarityScores, vaderTokens } from "../../src/adapters/classifier/vader-scores.js";
-import { propertyRuns } from "../helpers/env.js";
+import { propertyRuns, skippedBecause } from "../helpers/env.js";
 
 /**
  * The fast tokenizer against vader-sentiment's own algorithm (SentiText.get_words_plus_punc and
@@ -144,18 +144,21 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
       expect(vaderTokens(t)).toEqual(originalTokens(t));
   });
 
-  it.skipIf(referenceSets.length === 0)("scores the reference sets exactly like the package", () => {
-    let n = 0;
-    for (const file of referenceSets) {
-      for (const line of readFileSync(join(referenceDir, file), "utf8").split("\n")) {
-        const t = line.split("\t").slice(2).join("\t");
-        expect(vaderTokens(t)).toEqual(originalTokens(t));
-        expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
-        n++;
+  it.skipIf(referenceSets.length === 0)(
+    `scores the reference sets exactly like the package${skippedBecause(referenceSets.length === 0, `no *.tsv in ${referenceDir}`)}`,
+    () => {
+      let n = 0;
+      for (const file of referenceSets) {
+        for (const line of readFileSync(join(referenceDir, file), "utf8").split("\n")) {
+          const t = line.split("\t").slice(2).join("\t");
+          expect(vaderTokens(t)).toEqual(originalTokens(t));
+          expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
+          n++;
+        }
       }
-    }
-    expect(n).toBeGreaterThan(7_000);
-  });
+      expect(n).toBeGreaterThan(7_000);
+    },
+  );
 
   it("no booster word of the package has a lexicon valence (the skipped booster check is a no-op)", () => {
     const src = readFileSync(
