@@ -18,7 +18,7 @@ export function unavailableMessage(store?: KeyStoreKind): string {
 const USAGE_RETRY_AFTER_SEC = 3600;
 const UNAVAILABLE_RETRY_AFTER_SEC = 2;
 
-/** Spec §5.3: `Bearer <token>` with exactly one space; anything else is malformed (null). */
+/** `Bearer <token>` with exactly one space (docs/api.md, classify's answers); anything else is malformed (null). */
 export function parseBearer(header: string | undefined): string | null {
   if (header === undefined) return null;
   const match = /^Bearer ([^\s]+)$/i.exec(header);
@@ -32,8 +32,8 @@ export interface AuthenticatedKey {
 }
 
 /**
- * Spec §5 auth table, identical for both key stores: turns a verification into the key, or
- * throws the exact ApiError (status, code, reason, message, Retry-After).
+ * The auth table (docs/api.md, `POST /v1/vibe/classify`), identical for both key stores: turns a
+ * verification into the key, or throws the exact ApiError (status, code, reason, message, Retry-After).
  */
 export function acceptVerification(v: KeyVerification, permission?: string): AuthenticatedKey {
   if (v.kind === "unavailable") {

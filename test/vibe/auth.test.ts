@@ -5,7 +5,7 @@ import { bearer, classify, embeddedHarness, type Harness, PERMISSION, unkeyHarne
 
 const TEXTS = ["What a good day", "bad service"];
 
-/** Spec §5 auth table, row by row, identical for both key stores. */
+/** The auth table of docs/api.md (`POST /v1/vibe/classify`), row by row, identical for both key stores. */
 describe.each([
   ["embedded", embeddedHarness],
   ["unkey", unkeyHarness],

@@ -27,8 +27,9 @@ export const ClassifyRequest = z.union([Texts, TextsObject]).openapi("ClassifyRe
 export type BodyCheck = { ok: true; texts: string[] } | { ok: false; error: z.ZodError };
 
 /**
- * Spec §4 rule 1/3: an array of strings, or `{"texts": [...]}`; 1–20 non-empty strings of at most
- * 5,000 characters. Errors keep their paths so `z.flattenError` names the offending entries.
+ * The body (docs/api.md, `POST /v1/vibe/classify`): an array of strings, or `{"texts": [...]}`;
+ * 1–20 non-empty strings of at most 5,000 characters. Errors keep their paths so `z.flattenError`
+ * names the offending entries.
  */
 export function checkClassifyBody(body: unknown): BodyCheck {
   const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
