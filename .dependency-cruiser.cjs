@@ -1,4 +1,4 @@
-// The house rules, kept by `npm run check` (dependency-cruiser): see docs/architecture.md.
+// The house rules, kept by `npm run check` (dependency-cruiser): the README's code tour lists them.
 // Type-only imports count (tsPreCompilationDeps), so a type can no more make a cycle than a value.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -37,6 +37,22 @@ module.exports = {
         "AppDeps lives beside the ports (src/app-deps.ts, beside the ports).",
       from: { path: "^src/features/" },
       to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
+    },
+    {
+      name: "domain-errors-are-values",
+      severity: "error",
+      comment:
+        "These domain modules return their expected failures as values (src/lib/result.ts); the routes and " +
+        "the CLI map them. They import nothing from the HTTP edge (ApiError is thrown only there).",
+      from: {
+        path: [
+          "^src/features/postcode/lookup\\.ts$",
+          "^src/features/weather/forecast\\.ts$",
+          "^src/features/keys/account-keys\\.ts$",
+          "^src/features/shared/idempotency\\.ts$",
+        ],
+      },
+      to: { path: "^src/http/" },
     },
     {
       name: "ports-are-leaves",
