@@ -20,16 +20,17 @@ import { recordAnswers } from "./http/answer-cache.js";
 import { bodyLimit } from "./http/body-limit.js";
 import { publicCors } from "./http/cors.js";
 import { demoTier } from "./http/demo-tier.js";
+import { DRAIN_CONTRACT } from "./http/drain.js";
 import { Envelope, envelope } from "./http/envelope.js";
-import { ApiError, renderError, toApiError } from "./http/errors.js";
+import { ApiError, RENDERED_ERRORS, renderError, toApiError } from "./http/errors.js";
 import { requestLog } from "./http/failure.js";
 import { CACHED_LOOKUPS, httpCache } from "./http/http-cache.js";
-import { allowedMethods } from "./http/method-not-allowed.js";
+import { allowedMethods, METHOD_NOT_ALLOWED_CONTRACT } from "./http/method-not-allowed.js";
 import { noNulInJson } from "./http/no-nul.js";
 import { queryAliases } from "./http/query-aliases.js";
 import { retryAfterOn429 } from "./http/retry-after.js";
 import type { AppEnv } from "./http/types.js";
-import { validationError } from "./http/validation.js";
+import { VALIDATION_CONTRACT, validationError } from "./http/validation.js";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -112,11 +113,17 @@ export function createApp(deps: AppDeps): App {
       },
     ],
   };
-  // Built once, on first request (every route is registered by then), then post-processed.
+  // Built once, on first request (every route is registered by then), then post-processed: each
+  // operation gets what the middleware on its path adds (http/contract.ts), read off the chain.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   app.get("/v1/openapi.json", (c) => {
     document ??= contractDocument(app.getOpenAPI31Document(documentConfig), {
-      demoHourlyLimit: deps.config.DEMO_HOURLY_LIMIT,
+      chain: app.routes,
+      // The defaultHook, notFound and onError below.
+      inner: [VALIDATION_CONTRACT, METHOD_NOT_ALLOWED_CONTRACT],
+      renderer: RENDERED_ERRORS,
+      // server.ts wraps the listener in the drain.
+      edge: [DRAIN_CONTRACT],
     });
     return c.json(document);
   });

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import type { HeaderDoc } from "./contract.js";
 
 const EXPOSED = ["X-Request-Id", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed", "ETag"];
 
@@ -8,6 +9,22 @@ export const CORS_HEADERS: readonly (readonly [string, string])[] = [
   ["access-control-allow-origin", "*"],
   ["access-control-expose-headers", EXPOSED.join(",")],
 ];
+
+/** `access-control-allow-origin` → `Access-Control-Allow-Origin`. */
+const titleCase = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+
+/** The CORS headers of a /v1 answer, as the document declares them. */
+export const CORS_DOCS: Record<string, HeaderDoc> = Object.fromEntries(
+  CORS_HEADERS.map(([name, value]) => [
+    titleCase(name),
+    {
+      description: "CORS: any web page may read the answer (no credentials are involved).",
+      schema: { type: "string", const: value },
+      component: true,
+    },
+  ]),
+);
 
 /**
  * CORS for the public API (/v1/*): any origin may call it from a browser without credentials

@@ -1,8 +1,17 @@
 import type { MiddlewareHandler } from "hono";
 import type { KeyStore } from "../ports/key-store.js";
 import type { LimitRule, RateLimiter } from "../ports/rate-limiter.js";
+import {
+  type Contract,
+  type Documented,
+  documented,
+  errorAnswer,
+  type HeaderDoc,
+  retryAfterHeader,
+} from "./contract.js";
 import { ApiError } from "./errors.js";
-import { authenticate } from "./key-auth.js";
+import { authenticate, KEY_ANSWERS } from "./key-auth.js";
+import { ratePolicy, rateState } from "./rate-limit-headers.js";
 import type { AppEnv } from "./types.js";
 
 export const DEMO_TIER_REASON = "DEMO_HOURLY_LIMIT";
@@ -27,6 +36,50 @@ export const demoRule = (hourlyLimit: number): LimitRule => ({
   durationSec: WINDOW_SEC,
 });
 
+const demoMessage = (rule: LimitRule) =>
+  `Demo tier limit of ${rule.points} calls per hour reached; retry later or send an API key.`;
+
+/**
+ * What the demo tier adds to the document of every operation it stands in front of: its decision's
+ * RateLimit headers (which the envelope writes) on whatever passes it, its 401 for a rejected key
+ * and its 429s, and that a call may be anonymous or keyed.
+ */
+function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
+  const headers: Record<string, HeaderDoc> = {
+    "RateLimit-Policy": {
+      description: `Demo-tier policy: \`${ratePolicy(rule)}\` (${rule.points} calls per ${rule.durationSec} s per client IP).`,
+      schema: { type: "string", maxLength: 128, example: ratePolicy(rule) },
+    },
+    RateLimit: {
+      description: "Calls left (`r`) and seconds until the window resets (`t`).",
+      schema: {
+        type: "string",
+        maxLength: 128,
+        example: rateState(rule, { remaining: rule.points - 1, resetMs: rule.durationSec * 1000 }),
+      },
+    },
+  };
+  const { missing, rejected, rateLimited, usageExceeded } = KEY_ANSWERS;
+  const demo = { code: "rate_limited", message: demoMessage(rule), reason: DEMO_TIER_REASON };
+  return {
+    applies: (op) => (op.method === "GET" || op.method === "HEAD") && !exempt.has(op.path),
+    // Anonymous (counted here) or with a key (verified here, not counted).
+    security: [{}, { bearer: [] }],
+    stamps: [{ headers }],
+    answers: {
+      "401": errorAnswer("An `Authorization` header was sent and the key was rejected (no header: demo tier).", {
+        malformed: missing,
+        rejected,
+      }),
+      "429": errorAnswer(
+        `Demo-tier limit reached (${rule.points} calls per hour per client IP across all /v1 GET routes), or the key sent has reached its rate limit or has no uses left.`,
+        { demo, rateLimited, usageExceeded },
+        { ...headers, "Retry-After": retryAfterHeader("Seconds until the window resets.") },
+      ),
+    },
+  };
+}
+
 /**
  * The demo tier (README "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
@@ -36,36 +89,35 @@ export const demoRule = (hourlyLimit: number): LimitRule => ({
  * (envelope.ts) puts `RateLimit-Policy` and `RateLimit` on the answer, whatever it is; a
  * decision the hot lane already took (it hands a refusal on to the app) is not taken again.
  */
-export function demoTier(opts: DemoTierOptions): MiddlewareHandler<AppEnv> {
+export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<AppEnv>> {
   const { rule } = opts;
   const exempt = new Set(opts.exempt ?? []);
 
-  return async (c, next) => {
-    if ((c.req.method !== "GET" && c.req.method !== "HEAD") || exempt.has(c.req.path)) return next();
+  return documented<MiddlewareHandler<AppEnv>>(
+    async (c, next) => {
+      if ((c.req.method !== "GET" && c.req.method !== "HEAD") || exempt.has(c.req.path)) return next();
 
-    const authorization = c.req.header("authorization");
-    if (authorization !== undefined && opts.keys) {
-      try {
-        await authenticate(opts.keys, authorization);
-        return next();
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
+      const authorization = c.req.header("authorization");
+      if (authorization !== undefined && opts.keys) {
+        try {
+          await authenticate(opts.keys, authorization);
+          return next();
+        } catch (err) {
+          if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
+        }
       }
-    }
 
-    const ex = c.get("exchange");
-    ex.rate ??= await opts.limiter.consume(rule, ex.key);
-    const decision = ex.rate;
-    if (!decision.allowed) {
-      throw new ApiError(
-        "rate_limited",
-        `Demo tier limit of ${rule.points} calls per hour reached; retry later or send an API key.`,
-        {
+      const ex = c.get("exchange");
+      ex.rate ??= await opts.limiter.consume(rule, ex.key);
+      const decision = ex.rate;
+      if (!decision.allowed) {
+        throw new ApiError("rate_limited", demoMessage(rule), {
           reason: DEMO_TIER_REASON,
           headers: { "Retry-After": String(Math.max(1, Math.ceil(decision.resetMs / 1000))) },
-        },
-      );
-    }
-    return next();
-  };
+        });
+      }
+      return next();
+    },
+    demoContract(rule, exempt),
+  );
 }

@@ -1,5 +1,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { type Contract, errorAnswer, retryAfterHeader, X_REQUEST_ID } from "./contract.js";
+import { CORS_DOCS } from "./cors.js";
 
 /**
  * How long the listener must go without a new connection, after SIGTERM, before it closes. Closing
@@ -14,6 +16,23 @@ export const DRAIN_QUIET_MS = 500;
 const RETRYABLE = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Answered even while draining: liveness, and readiness, which says it is draining. */
 const ALWAYS = new Set(["/healthz", "/readyz"]);
+
+export const DRAINING_MESSAGE = "This instance is shutting down; retry, another one will answer.";
+
+/**
+ * The refusal of `refuses` in the document (server.ts wraps the listener in the drain, outside
+ * the app: the answer carries only its own headers, malformed.ts's refuseDraining).
+ */
+export const DRAIN_CONTRACT: Contract = {
+  applies: (op) => RETRYABLE.has(op.method) && !ALWAYS.has(op.path),
+  answers: {
+    "503": errorAnswer(
+      "This instance is shutting down (a rolling restart): retry, another one will answer.",
+      { draining: { code: "unavailable", message: DRAINING_MESSAGE } },
+      { "X-Request-Id": X_REQUEST_ID, "Retry-After": retryAfterHeader(), ...CORS_DOCS },
+    ),
+  },
+};
 
 /**
  * What the server does between SIGTERM and exit (docs/scaling.md "Rolling restarts"). Once

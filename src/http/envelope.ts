@@ -7,7 +7,8 @@ import type { AppDeps } from "../app-deps.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { LimitRule } from "../ports/rate-limiter.js";
 import { type ClientAddressing, clientAddressing, clientOf } from "./client-ip.js";
-import { CORS_HEADERS } from "./cors.js";
+import { type Contract, type Documented, documented, X_REQUEST_ID } from "./contract.js";
+import { CORS_DOCS, CORS_HEADERS } from "./cors.js";
 import { demoRule } from "./demo-tier.js";
 import { codeForStatus } from "./errors.js";
 import type { Failure } from "./failure.js";
@@ -111,14 +112,23 @@ export const corsFor = (method: string, path: string): boolean =>
   method !== "OPTIONS" && (path.startsWith("/v1/") || path === "/v1");
 
 /**
+ * The envelope's headers in the document: the request id on every answer, the CORS pair on /v1.
+ * (Its RateLimit headers are the demo tier's decision, which that middleware declares.)
+ */
+const ENVELOPE_CONTRACT: Contract[] = [
+  { stamps: [{ headers: { "X-Request-Id": X_REQUEST_ID } }] },
+  { applies: (op) => corsFor(op.method, op.path), stamps: [{ headers: CORS_DOCS }] },
+];
+
+/**
  * The envelope in the app: its first middleware. Carries on with the exchange the hot lane handed
  * on (a request it did not answer) or meets the request, and once the app has answered, puts the
  * envelope's headers on the answer and writes its log line and metrics. Over node:http the
  * headers go straight onto the node response, merged into the app's when it is written, rather
  * than into the Response's `Headers` (each `set` there validates and re-sorts).
  */
-export function envelope(env: Envelope, logger: Logger): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function envelope(env: Envelope, logger: Logger): Documented<MiddlewareHandler<AppEnv>> {
+  return documented<MiddlewareHandler<AppEnv>>(async (c, next) => {
     const incoming = c.env?.incoming;
     const ex = Envelope.handedOn(incoming) ?? env.begin(incoming?.socket?.remoteAddress, (name) => c.req.header(name));
     c.set("exchange", ex);
@@ -139,7 +149,7 @@ export function envelope(env: Envelope, logger: Logger): MiddlewareHandler<AppEn
     const route = matchedRoutes(c).findLast((r) => r.method !== "ALL")?.path ?? "unmatched";
     const status = c.res.status;
     env.finish(ex, { method, route, path, status, error: failureOf(c, status) });
-  };
+  }, ENVELOPE_CONTRACT);
 }
 
 /** The request's failure for its log line: what was noted, else the code of its status (4xx/5xx). */

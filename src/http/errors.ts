@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isConnectionFailure } from "../db/connection-failure.js";
+import { type Contract, errorAnswer, retryAfterHeader } from "./contract.js";
 import { noteFailure } from "./failure.js";
 
 /** The closed set of error codes (README "Every response" lists each with its status). */
@@ -106,6 +107,34 @@ export function toApiError(err: unknown): ApiError {
   }
   return new ApiError("internal", "Internal error.", { cause: err });
 }
+
+/**
+ * What the one renderer adds to every operation's document: the 500 and `default` any route can
+ * give, `WWW-Authenticate` on every 401 and `Retry-After` on a 503 (a backing service down).
+ */
+export const RENDERED_ERRORS: Contract = {
+  fallbacks: {
+    "500": errorAnswer("Internal error: the message is generic, the request id names it.", {
+      internal: { code: "internal", message: "Internal error." },
+    }),
+    // Any status a proxy or a future version adds still has the one error shape.
+    default: errorAnswer("Any other error, in the same shape."),
+  },
+  stamps: [
+    {
+      on: (status) => status === "401",
+      headers: {
+        "WWW-Authenticate": {
+          description:
+            'RFC 6750: `Bearer` when no usable key was sent, `Bearer error="invalid_token"` when the key was rejected.',
+          schema: { type: "string", maxLength: 128, pattern: "^Bearer" },
+          component: true,
+        },
+      },
+    },
+    { on: (status) => status === "503", headers: { "Retry-After": { ...retryAfterHeader(), component: true } } },
+  ],
+};
 
 /** The one error renderer. */
 export function renderError(c: Context, err: ApiError): Response {

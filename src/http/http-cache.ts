@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler, TypedResponse } from "hono";
 import { RETAINED_304_HEADERS } from "hono/etag";
 import { sha1Hex } from "../lib/hash.js";
 import { reuseUntil } from "./answer-cache.js";
+import { type Contract, type Documented, documented, HEADERS_MAX, type HeaderDoc } from "./contract.js";
 import type { AppEnv } from "./types.js";
 
 /**
@@ -32,31 +33,62 @@ export const CACHED_LOOKUPS: readonly { path: string; pinnedBy: string; maxAgeSe
   { path: "/v1/vat", pinnedBy: "date", maxAgeSec: 3600 },
 ];
 
-export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date): MiddlewareHandler<AppEnv> {
+const ETAG: HeaderDoc = {
+  description: "Strong validator of the body (SHA-1).",
+  schema: { type: "string", maxLength: 42, pattern: '^"[0-9a-f]{40}"$' },
+  component: true,
+};
+
+/** What `httpCache` adds to a lookup's document: the tag and Cache-Control, If-None-Match and its 304. */
+function cacheContract(pinnedBy: string, maxAgeSec: number): Contract {
+  const cacheControl: HeaderDoc = {
+    description: `\`public, max-age=${maxAgeSec}\` when the query gives \`${pinnedBy}\` (it pins the answer), else \`no-cache\`.`,
+    schema: { type: "string", maxLength: 64 },
+  };
+  const headers = { ETag: ETAG, "Cache-Control": cacheControl };
+  return {
+    applies: (op) => op.method === "GET" || op.method === "HEAD",
+    stamps: [{ on: (status) => status === "200", headers }],
+    answers: { "304": { description: "Not modified: the ETag matched; no body.", headers } },
+    parameters: [
+      {
+        in: "header",
+        name: "If-None-Match",
+        description: "An ETag from an earlier answer: 304 when the answer is the same.",
+        schema: { type: "string", maxLength: HEADERS_MAX },
+      },
+    ],
+  };
+}
+
+export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date): Documented<MiddlewareHandler<AppEnv>> {
   // One middleware, in the order hono/etag under a Cache-Control wrapper had it: the tag (and a
   // 304), then Cache-Control on a 200 or 304. The routes tag their own answers (taggedJson);
   // an untagged one is hashed in-line (hono/etag's default digest clones the response, streams
   // its body and hashes it on WebCrypto's thread pool: ~30 % of a lookup's time under load).
-  return async (c, next) => {
-    const ifNoneMatch = c.req.header("If-None-Match");
-    await next();
-    const method = c.req.method;
-    if ((method === "GET" || method === "HEAD") && c.res.ok) {
-      const own = c.res.headers.get("ETag");
-      const tag = own ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
-      if (ifNoneMatch !== undefined && etagMatches(tag, ifNoneMatch)) {
-        await c.res.body?.cancel();
-        // As hono/etag answers it: the Context copies the 200's headers over, and only those a
-        // 304 must carry (RFC 9110 §15.4.5) stay.
-        c.res = new Response(null, { status: 304, statusText: "Not Modified", headers: { ETag: tag } });
-        for (const key of Array.from(c.res.headers.keys())) if (!RETAINED_304.has(key)) c.res.headers.delete(key);
-      } else if (own === null) c.res.headers.set("ETag", tag);
-    }
-    if (c.res.status !== 200 && c.res.status !== 304) return;
-    const pinned = c.req.query(pinnedBy) !== undefined;
-    c.res.headers.set("Cache-Control", pinned ? `public, max-age=${maxAgeSec}` : "no-cache");
-    if (pinned) reuseUntil(c, now().getTime() + maxAgeSec * 1000);
-  };
+  return documented<MiddlewareHandler<AppEnv>>(
+    async (c, next) => {
+      const ifNoneMatch = c.req.header("If-None-Match");
+      await next();
+      const method = c.req.method;
+      if ((method === "GET" || method === "HEAD") && c.res.ok) {
+        const own = c.res.headers.get("ETag");
+        const tag = own ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
+        if (ifNoneMatch !== undefined && etagMatches(tag, ifNoneMatch)) {
+          await c.res.body?.cancel();
+          // As hono/etag answers it: the Context copies the 200's headers over, and only those a
+          // 304 must carry (RFC 9110 §15.4.5) stay.
+          c.res = new Response(null, { status: 304, statusText: "Not Modified", headers: { ETag: tag } });
+          for (const key of Array.from(c.res.headers.keys())) if (!RETAINED_304.has(key)) c.res.headers.delete(key);
+        } else if (own === null) c.res.headers.set("ETag", tag);
+      }
+      if (c.res.status !== 200 && c.res.status !== 304) return;
+      const pinned = c.req.query(pinnedBy) !== undefined;
+      c.res.headers.set("Cache-Control", pinned ? `public, max-age=${maxAgeSec}` : "no-cache");
+      if (pinned) reuseUntil(c, now().getTime() + maxAgeSec * 1000);
+    },
+    cacheContract(pinnedBy, maxAgeSec),
+  );
 }
 
 /** The headers a 304 keeps from the 200 it stands for (hono/etag's list). */

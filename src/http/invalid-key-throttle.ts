@@ -3,6 +3,7 @@ import { LRUCache } from "lru-cache";
 import { sha256Hex } from "../lib/hash.js";
 import type { KeyStore, KeyVerification } from "../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
+import { type Documented, documented, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
 import { parseBearer } from "./key-auth.js";
 import type { AppEnv } from "./types.js";
@@ -67,8 +68,17 @@ export class InvalidKeyThrottle {
     else this.known.delete(hash);
   }
 
-  middleware(): MiddlewareHandler<AppEnv> {
-    return async (c, next) => {
+  middleware(): Documented<MiddlewareHandler<AppEnv>> {
+    const contract = {
+      answers: {
+        "429": errorAnswer(
+          `Too many rejected API keys from this client IP (${this.limit} in 10 minutes): requests with a bearer token are refused until the window resets.`,
+          { invalidKeys: { code: "rate_limited", message: this.message(), reason: INVALID_KEY_REASON } },
+          { "Retry-After": retryAfterHeader("Seconds until the window resets.") },
+        ),
+      },
+    };
+    return documented<MiddlewareHandler<AppEnv>>(async (c, next) => {
       const token = parseBearer(c.req.header("authorization"));
       if (token === null) return next();
       const ip = c.get("clientKey");
@@ -99,7 +109,7 @@ export class InvalidKeyThrottle {
 
       await next();
       if (isRejectedKey(c)) await this.limiter.consume(this.rule, ip, 1);
-    };
+    }, contract);
   }
 
   /** Marks the first verification of a token as under way; the function returned ends it. */
@@ -141,14 +151,14 @@ export class InvalidKeyThrottle {
     return new Promise((resolve) => slot.waiters.push(() => resolve(true)));
   }
 
+  private message(): string {
+    return `Too many requests with rejected API keys from this address (${this.limit} in 10 minutes); retry later.`;
+  }
+
   private refused(d: LimitDecision): ApiError {
-    return new ApiError(
-      "rate_limited",
-      `Too many requests with rejected API keys from this address (${this.limit} in 10 minutes); retry later.`,
-      {
-        reason: INVALID_KEY_REASON,
-        headers: { "Retry-After": String(Math.max(1, Math.ceil(d.resetMs / 1000))) },
-      },
-    );
+    return new ApiError("rate_limited", this.message(), {
+      reason: INVALID_KEY_REASON,
+      headers: { "Retry-After": String(Math.max(1, Math.ceil(d.resetMs / 1000))) },
+    });
   }
 }

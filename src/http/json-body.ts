@@ -1,11 +1,20 @@
 import type { Context } from "hono";
 import getRawBody from "raw-body";
-import { tooLarge } from "./body-limit.js";
+import { tooLarge, tooLargeAnswer } from "./body-limit.js";
+import { type Contract, errorAnswer } from "./contract.js";
 import { ApiError } from "./errors.js";
 import { refuseNul } from "./no-nul.js";
 import type { AppEnv } from "./types.js";
 
 export const BODY_MUST_BE_JSON = "Request body must be JSON.";
+
+/** What a handler reading its body with `readJsonBody` answers for it (NULs: no-nul.ts). */
+export const jsonBodyContract = (maxBytes: number): Contract => ({
+  answers: {
+    "400": errorAnswer("The body is not JSON.", { not_json: { code: "invalid_body", message: BODY_MUST_BE_JSON } }),
+    "413": tooLargeAnswer(maxBytes),
+  },
+});
 
 /**
  * Reads the request body as JSON: missing, empty or unparsable →

@@ -1,5 +1,8 @@
-import type { KeyStore, KeyStoreKind, KeyVerification } from "../ports/key-store.js";
+import type { Context } from "hono";
+import type { KeyRateLimitState, KeyStore, KeyStoreKind, KeyVerification } from "../ports/key-store.js";
+import { type Contract, type ErrorExample, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
+import { KEY_RATE_LIMIT_DOCS, keyRateLimitHeaders } from "./rate-limit-headers.js";
 
 export const MISSING_KEY_MESSAGE =
   "Missing or malformed Authorization header: send `Authorization: Bearer <token>` with a valid API key.";
@@ -78,4 +81,68 @@ export async function authenticate(
   const token = parseBearer(authorization);
   if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
   return acceptVerification(await keys.verify(token, permission), permission);
+}
+
+export interface VerifiedKey extends AuthenticatedKey {
+  /** The key's rate limit as this verification spent it, when it has one. */
+  ratelimit?: KeyRateLimitState;
+}
+
+/**
+ * Verifies `token` for a route that requires a key, and puts the key's rate limit as this
+ * verification spent it (`RateLimit`, `RateLimit-Policy`) on whatever the route answers from
+ * here on, its refusal included.
+ */
+export async function verifyKey(
+  c: Context,
+  keys: KeyStore,
+  token: string,
+  opts: { permission?: string; cost: number },
+): Promise<VerifiedKey> {
+  const v = await keys.verify(token, opts.permission, { cost: opts.cost });
+  const ratelimit = v.kind === "verdict" ? v.ratelimit : undefined;
+  if (ratelimit) for (const [name, value] of Object.entries(keyRateLimitHeaders(ratelimit))) c.header(name, value);
+  return { ...acceptVerification(v, opts.permission), ...(ratelimit && { ratelimit }) };
+}
+
+/** The answers of a key verification, one example each (shared by the routes and the demo tier). */
+export const KEY_ANSWERS = {
+  missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
+  rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
+  rateLimited: { code: "rate_limited", message: "API key rate limit reached; retry later.", reason: "RATE_LIMITED" },
+  usageExceeded: { code: "rate_limited", message: "API key has no remaining uses.", reason: "USAGE_EXCEEDED" },
+  unavailable: { code: "unkey_unavailable", message: unavailableMessage() },
+} satisfies Record<string, ErrorExample>;
+
+/**
+ * What a route that requires a key (`verifyKey`) adds to its document: the refusals of the
+ * verification, the key's RateLimit headers on every answer after it, and that a key is required.
+ * `charged`: calls spend a use, so an exhausted key is refused (429 USAGE_EXCEEDED).
+ */
+export function keyAuthContract(opts: { permission?: string; charged: boolean }): Contract {
+  const { missing, rejected, rateLimited, usageExceeded, unavailable } = KEY_ANSWERS;
+  return {
+    security: [{ bearer: [] }],
+    stamps: [{ headers: KEY_RATE_LIMIT_DOCS }],
+    answers: {
+      "401": errorAnswer("No key, a malformed `Authorization` header, or a rejected key.", { missing, rejected }),
+      ...(opts.permission && {
+        "403": errorAnswer(
+          "The key lacks the permission for this route.",
+          { forbidden: { code: "forbidden", message: `API key lacks the permission "${opts.permission}".` } },
+          KEY_RATE_LIMIT_DOCS,
+        ),
+      }),
+      "429": errorAnswer(
+        opts.charged ? "The key's rate limit or its uses are exhausted." : "The key's rate limit is reached.",
+        opts.charged ? { rateLimited, usageExceeded } : { rateLimited },
+        { "Retry-After": retryAfterHeader(), ...KEY_RATE_LIMIT_DOCS },
+      ),
+      "503": errorAnswer(
+        "Key verification is temporarily down.",
+        { unavailable },
+        { "Retry-After": retryAfterHeader() },
+      ),
+    },
+  };
 }

@@ -3,6 +3,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import type { Duplex } from "node:stream";
 import { RequestError } from "@hono/node-server";
 import type { Logger } from "pino";
+import { CORS_HEADERS } from "./cors.js";
+import { DRAINING_MESSAGE } from "./drain.js";
 import { ApiError, type ErrorCode, errorBody } from "./errors.js";
 
 /**
@@ -53,9 +55,11 @@ export function refuseMalformed(next: RequestListener, logger: Logger): RequestL
  * `unavailable` before any work, so a balancer sends it to another instance.
  */
 export function refuseDraining(logger: Logger): RequestListener {
-  return (_req, res) => {
-    const refusal = shaped("unavailable", "This instance is shutting down; retry, another one will answer.");
-    answer(res, refusal, logger, "draining", { "Retry-After": "1" }, "refused while draining");
+  return (req, res) => {
+    const refusal = shaped("unavailable", DRAINING_MESSAGE);
+    // A web page calling the API reads the refusal (and its Retry-After) as it reads any /v1 answer.
+    const cors = req.url?.startsWith("/v1/") ? Object.fromEntries(CORS_HEADERS) : {};
+    answer(res, refusal, logger, "draining", { "Retry-After": "1", ...cors }, "refused while draining");
   };
 }
 

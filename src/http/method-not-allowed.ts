@@ -1,4 +1,23 @@
 import type { Hono } from "hono";
+import { type Contract, errorAnswer } from "./contract.js";
+
+/** The 405 any path answers for a method it does not serve (app.ts's notFound). */
+export const METHOD_NOT_ALLOWED_CONTRACT: Contract = {
+  answers: {
+    "405": errorAnswer(
+      "The path exists but not for this method.",
+      {},
+      {
+        Allow: {
+          description: "The methods the path serves.",
+          required: true,
+          schema: { type: "string", maxLength: 64 },
+          component: true,
+        },
+      },
+    ),
+  },
+};
 
 /**
  * Builds a lookup from a concrete path to the methods some route serves there, so an unknown
@@ -14,7 +33,8 @@ export function allowedMethods(app: Hono<any, any, any>): (path: string) => stri
   };
 }
 
-function pattern(path: string): RegExp {
+/** A Hono route path (`/v1/*`, `/keys/:id`) as a regular expression over concrete paths. */
+export function pattern(path: string): RegExp {
   const body = path
     .split("/")
     .map((seg) => {

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { BODILESS } from "./body-limit.js";
+import { type Contract, type Documented, documented, errorAnswer } from "./contract.js";
 import { ApiError } from "./errors.js";
 import type { AppEnv } from "./types.js";
 
@@ -11,6 +12,14 @@ const NUL = /\0|(?:^|[^\\])(?:\\\\)*\\u0000/;
 /** The one refusal of U+0000 in a JSON body (PostgreSQL text cannot hold it). */
 export const nulRefused = () =>
   new ApiError("invalid_body", "Request body must not contain the NUL character (U+0000).");
+
+/** A JSON body is refused for a NUL wherever one is read (here, or by json-body.ts). */
+export const NUL_CONTRACT: Contract = {
+  applies: (op) => !BODILESS.has(op.method),
+  answers: {
+    "400": errorAnswer("The JSON body holds U+0000.", { nul: { code: "invalid_body", message: nulRefused().message } }),
+  },
+};
 
 /** Throws `nulRefused()` when the JSON text (or its bytes, read as latin1) holds U+0000. */
 export function refuseNul(jsonText: string): void {
@@ -24,13 +33,13 @@ export function refuseNul(jsonText: string): void {
  * routes that read their body off the socket (bodyLimit's `selfCapped`) check it as they parse
  * (json-body.ts).
  */
-export function noNulInJson(): MiddlewareHandler<AppEnv> {
+export function noNulInJson(): Documented<MiddlewareHandler<AppEnv>> {
   // Not async where there is nothing to read: every GET passes here.
-  return (c, next) => {
+  return documented<MiddlewareHandler<AppEnv>>((c, next) => {
     if (BODILESS.has(c.req.method) || c.get("bodyOnSocket") || !JSON_TYPE.test(c.req.header("content-type") ?? ""))
       return next();
     return checkBody(c, next);
-  };
+  }, NUL_CONTRACT);
 }
 
 async function checkBody(c: Context<AppEnv>, next: Next): Promise<void> {

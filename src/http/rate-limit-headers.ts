@@ -1,5 +1,6 @@
 import type { KeyRateLimitState } from "../ports/key-store.js";
 import type { LimitDecision, LimitRule } from "../ports/rate-limiter.js";
+import type { HeaderDoc } from "./contract.js";
 
 /** IETF RateLimit-Policy / RateLimit headers (draft-ietf-httpapi-ratelimit-headers), one policy each. */
 
@@ -20,3 +21,17 @@ export function keyRateLimitHeaders(state: KeyRateLimitState): Record<string, st
   const current = { RateLimit: rateState(rule, state) };
   return state.durationSec ? { "RateLimit-Policy": ratePolicy(rule), ...current } : current;
 }
+
+/** `keyRateLimitHeaders` as the document declares them. */
+export const KEY_RATE_LIMIT_DOCS: Record<string, HeaderDoc> = {
+  "RateLimit-Policy": {
+    description:
+      "The key's rate limit (`key`), or its account's (`account`) when that one binds first: " +
+      '`"account";q=10;w=60` is 10 calls per 60 s. Sent when the key or its account has a rate limit.',
+    schema: { type: "string", maxLength: 128, example: '"account";q=10;w=60' },
+  },
+  RateLimit: {
+    description: "Calls left in that window (`r`) and seconds until it resets (`t`).",
+    schema: { type: "string", maxLength: 128, example: '"account";r=9;t=60' },
+  },
+};

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { type Contract, errorAnswer } from "./contract.js";
 import { ApiError } from "./errors.js";
 
 type Target = "query" | "json" | "param" | "header" | "form" | "cookie";
@@ -23,3 +24,9 @@ export function validationError(error: z.ZodError, target: Target | string, c: C
   if (target === "json") return new ApiError("invalid_body", "Request body is invalid.", { details });
   return new ApiError("invalid_body", `Invalid ${target}: ${first?.message ?? "invalid input"}`, { details });
 }
+
+/** The 400 of a route whose parameters or body are checked (its own 400, with examples, comes first). */
+export const VALIDATION_CONTRACT: Contract = {
+  applies: (op) => op.takesInput,
+  fallbacks: { "400": errorAnswer("A parameter or the body is invalid; the message names it.") },
+};

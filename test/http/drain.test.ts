@@ -22,6 +22,9 @@ describe("draining: the listener stays open until connections stop arriving", ()
 
   it("a new GET is refused 503 before any work, a new POST is served, readyz says draining; then the listener closes", async () => {
     t = await testServer({ SHUTDOWN_TIMEOUT_MS: "20000" });
+    const doc = JSON.parse((await send(`${t.url}/v1/openapi.json`)).body) as {
+      paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }>;
+    };
     const closed = t.server.close();
     let done = false;
     void closed.then(() => {
@@ -34,6 +37,13 @@ describe("draining: the listener stays open until connections stop arriving", ()
     expect(get.headers["retry-after"]).toBe("1");
     expectErrorShape(503, get.body, get.headers["x-request-id"] as string);
     expect(JSON.parse(get.body).error.code).toBe("unavailable");
+    // A page calling the API can read the refusal; and the document declares every header it has.
+    expect(get.headers["access-control-allow-origin"]).toBe("*");
+    const declared = Object.keys(doc.paths["/v1/moon"]?.get.responses["503"]?.headers ?? {}).map((h) =>
+      h.toLowerCase(),
+    );
+    const protocol = ["content-type", "content-length", "connection", "date"];
+    expect(Object.keys(get.headers).filter((h) => !protocol.includes(h) && !declared.includes(h))).toEqual([]);
 
     // A POST must not be retried once sent, so it reaches the app (here: 401, no key).
     const post = await send(`${t.url}/v1/vibe/classify`, {

@@ -64,8 +64,8 @@ describe("GET /v1/usage and the purchase webhook", () => {
       requests: { last_24h: 3, last_30d: 3 },
     });
     expect(body.rate).toMatchObject({ limit: 10 });
-    // Not counted against the demo tier either.
-    expect(res.headers.get("ratelimit-policy")).toBeNull();
+    // Not counted against the demo tier either: the RateLimit it carries is the key's (its account's).
+    expect(res.headers.get("ratelimit-policy")).toMatch(/^"account";q=10;w=60$/);
   });
 
   it("the endpoint and its schema are in the OpenAPI document", async () => {

@@ -34,9 +34,6 @@ export const contactErrorResponses = {
       details: { formErrors: ['Unrecognized key: "cc"'], fieldErrors: {} },
     },
   }),
-  409: errorResponse("The Idempotency-Key was used with another body, or its first request is still running.", {
-    mismatch: { code: "conflict", message: "Idempotency-Key was already used with a different request body." },
-  }),
   429: errorResponse(
     "Too many messages from this client IP this hour, or the desk's daily cap is reached.",
     {

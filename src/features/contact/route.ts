@@ -1,10 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { documented } from "../../http/contract.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
-import { answerPrior, idempotencyRefusalError } from "../shared/idempotency-answers.js";
+import { answerPrior, IDEMPOTENCY_CONTRACT, idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
 import { ContactRequest, ContactSent, IdempotencyHeader } from "./schema.js";
 import { type ContactDeps, sendContact, sendContactOnce } from "./send.js";
@@ -31,13 +32,7 @@ const route = createRoute({
   responses: {
     200: {
       description: "The message was stored and accepted by the mail server.",
-      headers: {
-        ...contactLimitHeaders,
-        "Idempotent-Replayed": {
-          description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
-          schema: { type: "string" as const, enum: ["true"], example: "true" },
-        },
-      },
+      headers: contactLimitHeaders,
       content: { "application/json": { schema: ContactSent } },
     },
     ...contactErrorResponses,
@@ -49,7 +44,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
   const store = new ContactStore(deps.database.db, deps.now);
   app.openapi(
     route,
-    async (c) => {
+    documented(async (c) => {
       const body = c.req.valid("json");
       const idemKey = c.req.valid("header")["idempotency-key"];
       const lane = deps.mail;
@@ -78,7 +73,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
       const answer = await holding(deps.idempotency, spec, claim.owner, timing, () => sendContactOnce(send, idemKey));
       if (!answer.ok) throw idempotencyRefusalError(answer.error);
       return c.json(answer.value.body, 200, answer.value.headers);
-    },
+    }, IDEMPOTENCY_CONTRACT),
     (result, c): undefined => {
       if (result.success) return undefined;
       throw result.target === "json"

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
-import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
+import { errorResponse } from "../shared/responses.js";
 import type { HolidayCalendars } from "./calendar.js";
 import { HolidaysQuery, HolidaysResponse, WorkingDaysQuery, WorkingDaysResponse } from "./schema.js";
 
@@ -43,7 +43,6 @@ const listRoute = createRoute({
   responses: {
     200: {
       description: "The holidays, sorted by date.",
-      headers: demoTierHeaders,
       content: {
         "application/json": {
           schema: HolidaysResponse,
@@ -74,7 +73,6 @@ const listRoute = createRoute({
       year: { code: "invalid_body", message: 'query parameter "year" is invalid: must be between 1900 and 2199' },
     }),
     404: notFound,
-    ...demoTierErrorResponses,
   },
 });
 
@@ -93,7 +91,6 @@ const workingDaysRoute = createRoute({
   responses: {
     200: {
       description: "The verdict for `date`, and the date `add` working days away.",
-      headers: demoTierHeaders,
       content: {
         "application/json": {
           schema: WorkingDaysResponse,
@@ -128,7 +125,6 @@ const workingDaysRoute = createRoute({
       },
     }),
     404: notFound,
-    ...demoTierErrorResponses,
   },
 });
 

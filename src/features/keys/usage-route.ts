@@ -1,9 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppDeps } from "../../app-deps.js";
+import { documented } from "../../http/contract.js";
 import { ApiError } from "../../http/errors.js";
-import { acceptVerification, MISSING_KEY_MESSAGE, parseBearer, REJECTED_KEY_MESSAGE } from "../../http/key-auth.js";
+import { keyAuthContract, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
-import { errorResponse } from "../shared/responses.js";
 import { isPlanName, PLANS } from "./plans.js";
 
 export const UsageResponse = z
@@ -72,8 +73,8 @@ const route = createRoute({
   description:
     "Answers for the key in `Authorization: Bearer <key>`. Free: it spends no use and is not counted in " +
     "`requests` or against the demo tier (it does count against the key's rate limit). Any valid key may call " +
-    "it, whatever its permissions; an exhausted key still can, so quota is visible before and after the first 429.",
-  security: [{ bearer: [] }],
+    "it, whatever its permissions; an exhausted key still can, so quota is visible before and after the first 429. " +
+    "Its answers carry the key's `RateLimit` headers as this call spent them.",
   responses: {
     200: {
       description: "The key's usage.",
@@ -85,35 +86,17 @@ const route = createRoute({
       },
       content: { "application/json": { schema: UsageResponse, example: USAGE_EXAMPLE } },
     },
-    401: errorResponse("No key, a malformed `Authorization` header, or a rejected key.", {
-      missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
-      rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
-    }),
-    429: errorResponse("The key's rate limit is reached.", {
-      rateLimited: {
-        code: "rate_limited",
-        message: "API key rate limit reached; retry later.",
-        reason: "RATE_LIMITED",
-      },
-    }),
-    503: errorResponse("Key verification is temporarily down.", {
-      unavailable: {
-        code: "unkey_unavailable",
-        message: "Key verification is temporarily unavailable; retry shortly.",
-      },
-    }),
   },
 });
 
 /** `GET /v1/usage` (exempt from the demo tier: see app.ts). */
 export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "accountKeys" | "keys" | "usage">): void {
   app.openAPIRegistry.registerPath(route);
-  app.get(route.path, async (c) => {
+  const handler = async (c: Context<AppEnv>) => {
     const token = parseBearer(c.req.header("authorization"));
     if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
-    const v = await deps.keys.verify(token, undefined, { cost: 0 });
-    const key = acceptVerification(v);
-    const rl = v.kind === "verdict" ? v.ratelimit : undefined;
+    const key = await verifyKey(c, deps.keys, token, { cost: 0 });
+    const rl = key.ratelimit;
     const [row, counts, owned] = await Promise.all([
       deps.accountKeys.ledger.byKeyId(key.keyId),
       deps.usage.counts([key.keyId]),
@@ -140,5 +123,7 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "acc
     };
     c.header("Cache-Control", "no-store");
     return c.json(body, 200);
-  });
+  };
+  // Free (cost 0), so an exhausted key is not refused here.
+  app.get(route.path, documented(handler, keyAuthContract({ charged: false })));
 }

@@ -3,7 +3,7 @@ import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
-import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
+import { errorResponse } from "../shared/responses.js";
 import { MoonCalculator } from "./moon.js";
 import { MoonQuery, MoonResponse, type MoonResponseBody } from "./schema.js";
 
@@ -64,7 +64,6 @@ const route = createRoute({
   responses: {
     200: {
       description: "The Moon at the instant (and in the local day).",
-      headers: demoTierHeaders,
       content: { "application/json": { schema: MoonResponse, example: EXAMPLE } },
     },
     400: errorResponse("A query parameter is invalid; the message names it.", {
@@ -73,7 +72,6 @@ const route = createRoute({
       ...dateTzErrorExamples,
       phases: { code: "invalid_body", message: 'query parameter "phases" is invalid: must be between 1 and 12' },
     }),
-    ...demoTierErrorResponses,
   },
 });
 

@@ -1,22 +1,29 @@
-import { CORS_HEADERS } from "../../http/cors.js";
-import { CACHED_LOOKUPS } from "../../http/http-cache.js";
+import {
+  type AnswerDoc,
+  type Contract,
+  contractsOf,
+  type HeaderDoc,
+  type Json,
+  type OperationFacts,
+} from "../../http/contract.js";
+import { pattern } from "../../http/method-not-allowed.js";
 import { QUERY_ALIASES } from "../../http/query-aliases.js";
-import { demoTierErrorResponses, demoTierHeaders, HEADERS_MAX } from "../shared/responses.js";
 
 /**
  * Post-processing of the generated OpenAPI document so it declares what the server really does
- * for every operation, without repeating it in each route: an `operationId`, `X-Request-Id` on
- * every response, `Retry-After` on every 429, who may call (security), the 405 / 413 / 500 any
- * route can give, and the HTTP caching of the deterministic lookups.
+ * for every operation, without repeating it in each route: an `operationId`, and what everything
+ * on the operation's path adds to it (`compose`: statuses, headers, parameters, who may call),
+ * read from the middleware that does it (http/contract.ts).
  */
 
-type Json = Record<string, unknown>;
+type Response = Json & { description: string; headers?: Record<string, Json>; content?: Record<string, Json> };
 interface Operation extends Json {
   operationId?: string;
   tags?: string[];
   security?: Json[];
   parameters?: Json[];
-  responses: Record<string, Json & { headers?: Record<string, Json>; content?: Json }>;
+  requestBody?: Json;
+  responses: Record<string, Response>;
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -28,7 +35,6 @@ const TAGS = [
   { name: "Contact desk", description: "Messages to the people behind Almanac, sent through the mail lane." },
   { name: "Billing", description: "Purchases that change an account's plan (Stripe Checkout webhook)." },
 ];
-const ERROR = { $ref: "#/components/schemas/ErrorResponse" };
 
 const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
 
@@ -117,14 +123,6 @@ function addIntegerRanges(node: unknown): void {
     if (key !== "example" && key !== "examples") addIntegerRanges(value);
 }
 
-const CACHED_PATHS = new Set(CACHED_LOOKUPS.map((l) => l.path));
-/** Operations no key applies to. */
-const UNAUTHENTICATED = new Set(["/v1/billing/webhook", "/v1/mail/contact"]);
-
-/** `access-control-allow-origin` → `Access-Control-Allow-Origin`. */
-const titleCase = (name: string) =>
-  name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
-
 /** `get` + `/v1/holidays/working-days` → `getHolidaysWorkingDays`. */
 export function operationIdOf(method: string, path: string): string {
   const words = path
@@ -134,99 +132,158 @@ export function operationIdOf(method: string, path: string): string {
   return method + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
 }
 
-const errorResponse = (description: string, headers: Record<string, Json> = {}) => ({
-  description,
-  headers,
-  content: { "application/json": { schema: ERROR } },
-});
+/** Where the document reads what the request path adds to each operation (see http/contract.ts). */
+export interface ContractSources {
+  /** The app's chain as Hono matches it (`app.routes`: registration order, outermost first). */
+  chain: readonly { method: string; path: string; handler: unknown }[];
+  /** What answers inside the chain for any route: the validation hook, the 405 of notFound. */
+  inner: readonly Contract[];
+  /** The one error renderer: its fallbacks inside the chain, its stamps on every error it renders. */
+  renderer: Contract;
+  /** Wrappers of the listener, outside the app (the drain). */
+  edge: readonly Contract[];
+}
 
-/** A response built with shared/responses.ts's errorResponse(), as document JSON. */
-const asJson = (response: { content: { "application/json": object } }): Json => ({
-  ...response,
-  content: { "application/json": { ...response.content["application/json"], schema: ERROR } },
-});
+const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
-/** The paths the demo tier (http/demo-tier.ts, as app.ts mounts it) does not count. */
-const DEMO_EXEMPT = new Set(["/v1/openapi.json", "/v1/usage"]);
+/** Writes contracts' pieces into one operation, resolving shared headers to `components.headers`. */
+class Composer {
+  constructor(private readonly headerComponents: Record<string, Json>) {}
 
-/**
- * What the demo tier adds to every public GET it stands in front of: a rejected key's 401, its own
- * 429, and its RateLimit headers on whatever passes through it.
- */
-function demoTierLayer(op: Operation): void {
-  op.responses["401"] ??= asJson(demoTierErrorResponses[401]);
-  op.responses["429"] ??= asJson(demoTierErrorResponses[429]);
-  for (const [status, response] of Object.entries(op.responses)) {
-    if (status !== "401") response.headers = { ...demoTierHeaders, ...response.headers };
+  header(name: string, doc: HeaderDoc | Json): Json {
+    const { component, ...plain } = doc as HeaderDoc;
+    if (!component) return plain;
+    this.headerComponents[name] ??= plain;
+    return { $ref: `#/components/headers/${name}` };
+  }
+
+  headers(docs: Record<string, HeaderDoc | Json> = {}): Record<string, Json> {
+    return Object.fromEntries(Object.entries(docs).map(([name, doc]) => [name, this.header(name, doc)]));
+  }
+
+  /** Adds `answer` as `status`; where the status is declared already, joins the two (the declared one first). */
+  answer(op: Operation, status: string, answer: AnswerDoc): void {
+    const have = op.responses[status];
+    const fresh = { ...structuredClone(answer), headers: this.headers(answer.headers) } as Response;
+    if (!have) {
+      op.responses[status] = fresh;
+      return;
+    }
+    have.headers = { ...have.headers };
+    for (const [name, doc] of Object.entries(fresh.headers ?? {})) have.headers[name] ??= doc;
+    const said = (text: string) => text.toLowerCase().replace(/\.$/, "");
+    if (!said(have.description).includes(said(answer.description)))
+      have.description = `${have.description} Also: ${answer.description}`;
+    const mine = have.content?.["application/json"] as Json | undefined;
+    const theirs = fresh.content?.["application/json"] as Json | undefined;
+    if (!theirs) return;
+    if (!mine) have.content = fresh.content;
+    else if (theirs.examples && mine.example === undefined) {
+      const declared = (mine.examples as Json | undefined) ?? {};
+      const added = Object.entries(theirs.examples as Json).filter(([name]) => !(name in declared));
+      mine.examples = { ...declared, ...Object.fromEntries(added) };
+    }
+  }
+
+  stamp(response: Response, headers: Record<string, HeaderDoc>): void {
+    for (const [name, doc] of Object.entries(headers)) {
+      response.headers ??= {};
+      response.headers[name] ??= this.header(name, doc);
+    }
   }
 }
 
-/** The limits the document's examples quote, as configured (not the defaults they were written with). */
-export interface ContractLimits {
-  demoHourlyLimit: number;
+/**
+ * An operation's responses are its route's own plus those of everything on its path: the chain's
+ * middleware that applies to it (matched as Hono matches them), from the inside out, each adding
+ * its headers to what passes through it and then its own answers; the error renderer's headers on
+ * every error; then the listener's wrappers outside the app. The 405 is answered to the methods the
+ * path does not serve, so it passes through what applies to those.
+ */
+function compose(
+  op: Operation,
+  method: string,
+  path: string,
+  served: string[],
+  sources: ContractSources,
+  out: Composer,
+) {
+  const concrete = path.replace(/\{[^}]+\}/g, "x");
+  const facts: OperationFacts = {
+    method: method.toUpperCase(),
+    path,
+    takesInput: (op.parameters?.length ?? 0) > 0 || op.requestBody !== undefined,
+  };
+  const others = HTTP_METHODS.filter((m) => !served.includes(m));
+  const applies = (c: Contract, m: string) => c.applies?.({ ...facts, method: m }) ?? true;
+  const layers = sources.chain
+    .filter(
+      (e) =>
+        (e.method === "ALL" || e.method === facts.method || (facts.method === "HEAD" && e.method === "GET")) &&
+        pattern(e.path).test(concrete),
+    )
+    // Outermost first, as the chain runs (a handler lists what it uses from the inside out).
+    .flatMap((e) =>
+      [...contractsOf(e.handler)].reverse().map((contract) => ({
+        contract,
+        forOp: applies(contract, facts.method),
+        for405: e.method === "ALL" && others.some((m) => applies(contract, m)),
+      })),
+    );
+  const inner = [...sources.inner, sources.renderer].map((contract) => ({
+    contract,
+    forOp: applies(contract, facts.method),
+    for405: false,
+  }));
+
+  const addAnswers = (c: Contract) => {
+    for (const [status, answer] of Object.entries(c.answers ?? {})) out.answer(op, status, answer);
+    for (const [status, answer] of Object.entries(c.fallbacks ?? {}))
+      if (!op.responses[status]) out.answer(op, status, answer);
+  };
+  for (const { contract, forOp } of inner) if (forOp) addAnswers(contract);
+  for (const { contract, forOp } of layers) {
+    if (!forOp) continue;
+    for (const [status, answer] of Object.entries(contract.within ?? {})) out.answer(op, status, answer);
+  }
+  for (const { contract, forOp, for405 } of layers.reverse()) {
+    for (const stamp of contract.stamps ?? []) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if ((status === "405" ? for405 : forOp) && (stamp.on?.(status) ?? true)) out.stamp(response, stamp.headers);
+      }
+    }
+    if (!forOp) continue;
+    addAnswers(contract);
+    for (const p of contract.parameters ?? []) {
+      const params = op.parameters ?? [];
+      if (!params.some((q) => q.in === p.in && String(q.name).toLowerCase() === p.name.toLowerCase()))
+        op.parameters = [...params, { ...p, required: p.required ?? false }];
+    }
+    op.security ??= contract.security;
+  }
+  for (const stamp of sources.renderer.stamps ?? [])
+    for (const [status, response] of Object.entries(op.responses))
+      if (response.content && (stamp.on?.(status) ?? true)) out.stamp(response, stamp.headers);
+  for (const contract of sources.edge) if (applies(contract, facts.method)) addAnswers(contract);
+  // Authentication is modelled once, by the security schemes (never an `Authorization` header
+  // parameter, which OpenAPI ignores); nothing on the path asks for a key: anyone may call.
+  op.security ??= [];
+  op.responses = Object.fromEntries(
+    Object.entries(op.responses).sort(([a], [b]) =>
+      a === "default" ? 1 : b === "default" ? -1 : Number(a) - Number(b),
+    ),
+  );
 }
 
-/** The demo-tier figures in descriptions and examples, restated with the configured limit. */
-function withLimits<T>(doc: T, limits: ContractLimits): T {
-  const n = String(limits.demoHourlyLimit);
-  const text = JSON.stringify(doc)
-    .replaceAll(";q=60;w=3600", `;q=${n};w=3600`)
-    .replaceAll("(60 calls per 3600 s", `(${n} calls per 3600 s`)
-    .replaceAll("Demo tier limit of 60 calls per hour", `Demo tier limit of ${n} calls per hour`)
-    .replaceAll("Demo-tier limit reached (60 calls per hour", `Demo-tier limit reached (${n} calls per hour`);
-  return JSON.parse(text) as T;
-}
-
-/** Declares an optional request header on `op`, unless the route already declares it. */
-function addHeaderParameter(op: Operation, name: string, description: string, schema: Json): void {
-  const params = op.parameters ?? [];
-  if (params.some((p) => p.in === "header" && p.name === name)) return;
-  op.parameters = [...params, { in: "header", name, required: false, description, schema }];
-}
-
-export function contractDocument<T extends object>(doc: T, limits?: ContractLimits): T {
+export function contractDocument<T extends object>(doc: T, sources: ContractSources): T {
   const out = structuredClone(doc) as T & {
     paths: Record<string, Record<string, Operation>>;
     components?: Json;
   };
   out.components ??= {};
   const components = out.components as { headers?: Record<string, Json> };
-  components.headers = {
-    ...components.headers,
-    "X-Request-Id": {
-      description: "Generated per request (never taken from the client); errors repeat it as `error.request_id`.",
-      schema: { type: "string", format: "uuid", maxLength: 36 },
-    },
-    "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
-    ETag: {
-      description: "Strong validator of the body (SHA-1).",
-      schema: { type: "string", maxLength: 42, pattern: '^"[0-9a-f]{40}"$' },
-    },
-    "Cache-Control": {
-      description: "`public, max-age=N` when the query pins the answer (date/year), else `no-cache`.",
-      schema: { type: "string", maxLength: 64 },
-    },
-    Allow: { description: "The methods the path serves.", schema: { type: "string", maxLength: 64 } },
-    "WWW-Authenticate": {
-      description:
-        'RFC 6750: `Bearer` when no usable key was sent, `Bearer error="invalid_token"` when the key was rejected.',
-      schema: { type: "string", maxLength: 128, pattern: "^Bearer" },
-    },
-    // The CORS headers as http/cors.ts sends them on every /v1 answer.
-    ...Object.fromEntries(
-      CORS_HEADERS.map(([name, value]) => [
-        titleCase(name),
-        {
-          description: "CORS: any web page may read the answer (no credentials are involved).",
-          schema: { type: "string", const: value },
-        },
-      ]),
-    ),
-  };
-  components.headers["X-Request-Id"] = { ...components.headers["X-Request-Id"], required: true };
-  // Integers in headers: the size the server really sends.
-  const retry = components.headers["Retry-After"] as { schema: Json };
-  retry.schema = { type: "integer", format: "int32", minimum: 1, maximum: 86_400 };
+  components.headers ??= {};
+  const composer = new Composer(components.headers);
 
   // Webhooks (keyed by the path they are sent to) answer through the same middleware as paths.
   const webhooks = (out as unknown as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {};
@@ -236,7 +293,6 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
     ),
   );
   (out as unknown as { tags: typeof TAGS }).tags = tags;
-  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
   addTimeFormats((out.components as Json).schemas);
   for (const item of Object.values(out.paths)) {
@@ -246,47 +302,19 @@ export function contractDocument<T extends object>(doc: T, limits?: ContractLimi
   }
 
   for (const [path, item] of [...Object.entries(out.paths), ...Object.entries(webhooks)]) {
+    const served = METHODS.filter((m) => item[m]).map((m) => m.toUpperCase());
+    if (served.includes("GET")) served.push("HEAD");
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
       if (op.parameters) op.parameters = op.parameters.map((p) => withAliases(typedParameter(path, p)));
-      // Authentication is modelled once, by the security schemes (never an `Authorization` header
-      // parameter, which OpenAPI ignores). Public lookups: anonymous (demo tier) or a key. The
-      // contact desk takes no key (one sent is not looked at). The webhook is authenticated by its
-      // Stripe signature, not a scheme OpenAPI can express.
-      if (!op.security) op.security = UNAUTHENTICATED.has(path) ? [] : [{}, { bearer: [] }];
-      op.responses["405"] ??= errorResponse("The path exists but not for this method.", { Allow: ref("Allow") });
-      op.responses["500"] ??= errorResponse("Internal error: the message is generic, the request id names it.");
-      // Any status a proxy or a future version adds still has the one error shape.
-      op.responses.default ??= errorResponse("Any other error, in the same shape.");
-      if (method === "post") op.responses["413"] ??= errorResponse("The request body is larger than the limit.");
-      if (CACHED_PATHS.has(path)) {
-        addHeaderParameter(op, "If-None-Match", "An ETag from an earlier answer: 304 when the answer is the same.", {
-          type: "string",
-          maxLength: HEADERS_MAX,
-        });
-        op.responses["304"] ??= {
-          description: "Not modified: the ETag matched; no body.",
-          headers: { ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") },
-        };
-        const ok = op.responses["200"];
-        if (ok) ok.headers = { ...ok.headers, ETag: ref("ETag"), "Cache-Control": ref("Cache-Control") };
-      }
-      if (method === "get" && path.startsWith("/v1/") && !DEMO_EXEMPT.has(path)) demoTierLayer(op);
+      compose(op, method, path, served, sources, composer);
       if (op.parameters) op.parameters = op.parameters.map(withStyle);
-      for (const [status, response] of Object.entries(op.responses)) {
-        response.headers = { ...response.headers, "X-Request-Id": ref("X-Request-Id") };
-        if (path.startsWith("/v1/"))
-          for (const [name] of CORS_HEADERS) response.headers[titleCase(name)] = ref(titleCase(name));
-        if ((status === "429" || status === "503") && !response.headers["Retry-After"])
-          response.headers["Retry-After"] = ref("Retry-After");
-        if (status === "401") response.headers["WWW-Authenticate"] = ref("WWW-Authenticate");
-      }
     }
   }
   addIntegerRanges(out.components);
   addIntegerRanges(out.paths);
   addIntegerRanges(webhooks);
-  return limits ? withLimits(out, limits) : out;
+  return out;
 }

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import type { AppEnv } from "../../http/types.js";
-import { demoTierHeaders } from "../shared/responses.js";
 import { placeFailureError } from "./errors.js";
 import type { PlaceLookup } from "./lookup.js";
 import { PostcodeQuery, PostcodeResponse, placeView, postcodeErrorResponses, RESOLVER_FAILED } from "./schema.js";
@@ -19,7 +18,6 @@ const route = createRoute({
   responses: {
     200: {
       description: "The postcode's place.",
-      headers: demoTierHeaders,
       content: {
         "application/json": {
           schema: PostcodeResponse,

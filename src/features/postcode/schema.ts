@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Place } from "../../ports/postcode-resolver.js";
-import { demoTierErrorResponses, errorResponse } from "../shared/responses.js";
+import { errorResponse } from "../shared/responses.js";
 
 /** Longest `postcode` value taken as a (possibly wrong) postcode rather than a malformed parameter. */
 const POSTCODE_PARAM_MAX = 100;
@@ -103,7 +103,6 @@ export const postcodeErrorResponses = (
     "An upstream provider failed, timed out, redirected or answered nonsense.",
     Object.fromEntries(Object.entries(upstream).map(([name, message]) => [name, { code: "upstream_error", message }])),
   ),
-  ...demoTierErrorResponses,
 });
 
 export const RESOLVER_FAILED = "The postcode resolver failed; try again shortly.";

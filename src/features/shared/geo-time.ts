@@ -41,7 +41,7 @@ const DATE_INVALID = "must be a date YYYY-MM-DD or an ISO 8601 date-time, years 
 export const dateTzErrorExamples = {
   date: { code: "invalid_body", message: `query parameter "date" is invalid: ${DATE_INVALID}` },
   tz: { code: "invalid_body", message: `query parameter "tz" is invalid: ${TZ_INVALID}` },
-};
+} as const;
 
 export const latitudeParam = degrees(-90, 90, 51.4769);
 export const longitudeParam = degrees(-180, 180, -0.0005);

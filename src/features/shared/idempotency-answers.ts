@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { type Contract, errorAnswer, retryAfterHeader } from "../../http/contract.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import type { IdempotencyPrior } from "../../ports/idempotency.js";
@@ -28,3 +29,33 @@ export function answerPrior(c: Context<AppEnv>, prior: IdempotencyPrior): Respon
     "Idempotent-Replayed": "true",
   });
 }
+
+/** What a route answering through `claimOrWait` / `answerPrior` / `holding` adds to its document. */
+export const IDEMPOTENCY_CONTRACT: Contract = {
+  stamps: [
+    {
+      on: (status) => status === "200",
+      headers: {
+        "Idempotent-Replayed": {
+          description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
+          schema: { type: "string", enum: ["true"], example: "true" },
+        },
+      },
+    },
+  ],
+  answers: {
+    "409": errorAnswer(
+      "The `Idempotency-Key` was used with another body, or its first request is still running (then `Retry-After`).",
+      {
+        mismatch: { code: "conflict", message: IDEMPOTENCY_MISMATCH },
+        in_progress: { code: "conflict", message: IDEMPOTENCY_IN_PROGRESS },
+      },
+      { "Retry-After": retryAfterHeader() },
+    ),
+    "503": errorAnswer(
+      "The request was cut (the client went away, or the server's shutdown deadline) before its answer; nothing was kept.",
+      { cut: { code: "unavailable", message: REQUEST_CUT } },
+      { "Retry-After": retryAfterHeader() },
+    ),
+  },
+};

@@ -3,7 +3,7 @@ import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
-import { demoTierErrorResponses, demoTierHeaders, errorResponse } from "../shared/responses.js";
+import { errorResponse } from "../shared/responses.js";
 import { SunQuery, SunResponse, type SunResponseBody } from "./schema.js";
 import { sunReport } from "./sun.js";
 
@@ -47,7 +47,6 @@ const route = createRoute({
   responses: {
     200: {
       description: "The Sun's events in the local day.",
-      headers: demoTierHeaders,
       content: { "application/json": { schema: SunResponse, example: EXAMPLE } },
     },
     400: errorResponse("A query parameter is missing or invalid; the message names it.", {
@@ -55,7 +54,6 @@ const route = createRoute({
       lon: { code: "invalid_body", message: 'query parameter "lon" is invalid: must be between -180 and 180' },
       ...dateTzErrorExamples,
     }),
-    ...demoTierErrorResponses,
   },
 });
 

@@ -3,8 +3,7 @@ import { z } from "zod";
 import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
-import { type AuthenticatedKey, acceptVerification, MISSING_KEY_MESSAGE, parseBearer } from "../../http/key-auth.js";
-import { keyRateLimitHeaders } from "../../http/rate-limit-headers.js";
+import { type AuthenticatedKey, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
@@ -57,15 +56,8 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const idemKey = c.req.header("idempotency-key");
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
-  const verify = async (cost: number) => {
-    const permission = deps.config.KEY_PERMISSION;
-    const v = await deps.keys.verify(token, permission, { cost });
-    // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
-    if (v.kind === "verdict" && v.ratelimit) {
-      for (const [name, value] of Object.entries(keyRateLimitHeaders(v.ratelimit))) c.header(name, value);
-    }
-    return acceptVerification(v, permission);
-  };
+  // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
+  const verify = (cost: number) => verifyKey(c, deps.keys, token, { permission: deps.config.KEY_PERMISSION, cost });
 
   if (texts === null || !idemKeyValid) {
     await verify(0);

@@ -12,7 +12,6 @@ import {
   postcodeErrorResponses,
   RESOLVER_FAILED,
 } from "../postcode/index.js";
-import { demoTierHeaders } from "../shared/responses.js";
 import { WEATHER_EXAMPLE } from "./example.js";
 import { ForecastLookup } from "./forecast.js";
 import { ReportBodies } from "./report.js";
@@ -38,7 +37,6 @@ const route = createRoute({
   responses: {
     200: {
       description: "Location, current conditions and the daily forecast.",
-      headers: demoTierHeaders,
       content: { "application/json": { schema: WeatherResponse, example: WEATHER_EXAMPLE } },
     },
     ...postcodeErrorResponses(
