@@ -2,7 +2,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FuzzRig, fuzzRig, hostileString, SEED } from "../resilience/fuzz.js";
+import { type FuzzRig, fuzzRig, hostileString, SEED, WEBHOOK_SECRET } from "../resilience/fuzz.js";
 
 /**
  * The server held to the document both ways (issue 21.1), by a fuzz whose arbitraries are read off
@@ -10,7 +10,11 @@ import { type FuzzRig, fuzzRig, hostileString, SEED } from "../resilience/fuzz.j
  * its JSON body come from the document's schemas (patterns, enums, ranges, lengths, list sizes),
  * mixed with wild values. The document itself (Ajv over each parameter and the body) says whether a
  * request is allowed; an allowed request must not be refused with 400, a forbidden one must be.
- * Every status and header met must be declared for that status of that operation.
+ * Every status and header met must be declared for that status of that operation, and none is a
+ * 500. The Stripe webhook (in the document's `webhooks`) is fuzzed the same way, its body signed
+ * with the endpoint's secret in `Stripe-Signature` (a wrong signature is what the document forbids
+ * there); `If-None-Match` is sent on the cached lookups, now a tag the server gave for that URL,
+ * now any string.
  */
 
 const RUNS = Number(process.env.FUZZ_TWO_WAY_RUNS ?? 500);
@@ -30,7 +34,11 @@ interface Operation {
   responses: Record<string, { headers?: Record<string, unknown> }>;
   security?: Record<string, unknown>[];
 }
-type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
 
 let rig: FuzzRig;
 let doc: Doc;
@@ -136,12 +144,21 @@ interface Case {
   query: [string, string[]][];
   headers: Record<string, string>;
   body?: string;
+  /** Stripe-Signature: made with the endpoint's secret over the body sent. */
+  signed?: boolean;
+  /** If-None-Match: the ETag the server gives this URL. */
+  ownTag?: boolean;
 }
+
+/** Parameters whose value the fuzz makes at request time (see `Case`). */
+const SIGNATURE = "stripe-signature";
+const IF_NONE_MATCH = "if-none-match";
+const special = (p: Parameter) => [SIGNATURE, IF_NONE_MATCH].includes(p.name.toLowerCase());
 
 function requestOf(op: Operation): fc.Arbitrary<Case> {
   const params = op.parameters ?? [];
   const entries = params
-    .filter((p) => p.in === "query" || (p.in === "header" && p.name.toLowerCase() !== "if-none-match"))
+    .filter((p) => p.in === "query" || (p.in === "header" && !special(p)))
     .map((p) =>
       fc.option(
         value(p.schema).map((v) => [p, asQueryStrings(v)] as const),
@@ -156,7 +173,24 @@ function requestOf(op: Operation): fc.Arbitrary<Case> {
         { weight: 1, arbitrary: allowed(schema).chain((b) => mutateJson(b)) },
       )
     : fc.constant(undefined);
-  return fc.tuple(fc.tuple(...entries), body).map(([chosen, b]) => {
+  const signs = params.some((p) => p.name.toLowerCase() === SIGNATURE);
+  const tags = params.some((p) => p.name.toLowerCase() === IF_NONE_MATCH);
+  // Signed (mostly), or a wild Stripe-Signature; a tag of this URL, any string, or none.
+  const signature = signs
+    ? fc.oneof(
+        { weight: 5, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: hostileString("t=1,v1=00").filter((s) => s.length <= 1000) },
+      )
+    : fc.constant(null);
+  const tag = tags
+    ? fc.oneof(
+        { weight: 2, arbitrary: fc.constant(null) },
+        { weight: 2, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom("*", '"0"', 'W/"x", "y"', "") },
+        { weight: 1, arbitrary: hostileString('"abc"').filter((s) => s.length <= 1000) },
+      )
+    : fc.constant(null);
+  return fc.tuple(fc.tuple(...entries), body, signature, tag).map(([chosen, b, sig, inm]) => {
     const query: [string, string[]][] = [];
     const headers: Record<string, string> = {};
     for (const entry of chosen) {
@@ -165,7 +199,10 @@ function requestOf(op: Operation): fc.Arbitrary<Case> {
       if (p.in === "query") query.push([p.name, values]);
       else if (values[0] !== undefined && headerSafe(values[0])) headers[p.name] = values[0];
     }
-    return { query, headers, body: b };
+    // undefined: made at request time (signed, or the URL's own tag); null: not sent.
+    if (typeof sig === "string" && headerSafe(sig)) headers["Stripe-Signature"] = sig;
+    if (typeof inm === "string" && headerSafe(inm)) headers["If-None-Match"] = inm;
+    return { query, headers, body: b, signed: signs && sig === undefined, ownTag: tags && inm === undefined };
   });
 }
 
@@ -186,7 +223,8 @@ const valid = (schema: Schema, v: unknown) =>
 /** What the document says of this request: null when allowed, else why not. */
 function documentRefusal(op: Operation, c: Case): string | null {
   for (const p of op.parameters ?? []) {
-    if (p.in === "header" && p.name.toLowerCase() === "if-none-match") continue;
+    if (p.name.toLowerCase() === SIGNATURE && !c.signed) return "Stripe-Signature not made with the endpoint's secret";
+    if (p.in === "header" && special(p) && c.headers[p.name] === undefined) continue;
     const sent =
       p.in === "query"
         ? c.query.find(([n]) => n === p.name)?.[1]
@@ -227,6 +265,32 @@ const OPERATIONS = ["/v1/moon", "/v1/sun", "/v1/holidays", "/v1/holidays/working
     ["/v1/vibe/classify", "post"],
   ]);
 
+const WEBHOOKS = [["/v1/billing/webhook", "post"]];
+
+/** The request `c` as sent: its signature made over its body, its tag fetched for its URL. */
+async function send(path: string, method: string, c: Case, keyed: boolean, peer: string): Promise<Response> {
+  const qs = c.query.flatMap(([k, vs]) => vs.map((v) => `${k}=${encodeURIComponent(v)}`)).join("&");
+  const url = `${path}${qs ? `?${qs}` : ""}`;
+  const headers: Record<string, string> = { ...c.headers };
+  if (keyed) headers.Authorization = `Bearer ${rig.key}`;
+  if (c.body !== undefined) headers["Content-Type"] = "application/json";
+  const env = { incoming: { socket: { remoteAddress: peer } } };
+  if (c.signed) {
+    const { default: Stripe } = await import("stripe");
+    headers["Stripe-Signature"] = Stripe.webhooks.generateTestHeaderString({
+      payload: c.body ?? "",
+      secret: WEBHOOK_SECRET,
+    });
+  }
+  if (c.ownTag) {
+    const first = await rig.t.app.request(url, { method: method.toUpperCase(), headers }, env);
+    await first.arrayBuffer();
+    const tag = first.headers.get("etag");
+    if (tag) headers["If-None-Match"] = tag;
+  }
+  return rig.t.app.request(url, { method: method.toUpperCase(), headers, body: c.body }, env);
+}
+
 describe(`the server and the document agree both ways (${RUNS} generated requests per operation, seed ${SEED})`, () => {
   it("covers every client operation of the document", () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -235,30 +299,27 @@ describe(`the server and the document agree both ways (${RUNS} generated request
     expect(documented.sort()).toEqual(OPERATIONS.map(([p, m]) => `${m} ${p}`).sort());
   });
 
-  it.each(OPERATIONS)("%s (%s)", async (path, method) => {
-    const op = doc.paths[path]?.[method as string] as Operation;
+  it.each([...OPERATIONS, ...WEBHOOKS])("%s (%s)", async (path, method) => {
+    const op = (doc.paths[path]?.[method as string] ?? doc.webhooks[path]?.[method as string]) as Operation;
     const keyed = (op.security ?? []).length > 0 && !(op.security ?? []).some((s) => Object.keys(s).length === 0);
     const refusedAllowed = new Map<string, string>();
     const acceptedForbidden = new Map<string, string>();
     const undeclared = new Set<string>();
+    const internal = new Map<string, string>();
+    const statuses = new Map<number, number>();
     let allowedCount = 0;
     let forbiddenCount = 0;
     let n = 0;
     await fc.assert(
       fc.asyncProperty(requestOf(op), async (c) => {
         const qs = c.query.flatMap(([k, vs]) => vs.map((v) => `${k}=${encodeURIComponent(v)}`)).join("&");
-        const headers: Record<string, string> = { ...c.headers };
-        if (keyed) headers.Authorization = `Bearer ${rig.key}`;
-        if (c.body !== undefined) headers["Content-Type"] = "application/json";
         // Each request from its own address: no limit is what answers.
-        const res = await rig.t.app.request(
-          `${path}${qs ? `?${qs}` : ""}`,
-          { method: method?.toUpperCase(), headers, body: c.body },
-          { incoming: { socket: { remoteAddress: `10.9.${(n >> 8) & 255}.${n++ & 255}` } } },
-        );
+        const res = await send(path as string, method as string, c, keyed, `10.9.${(n >> 8) & 255}.${n++ & 255}`);
         const text = await res.text();
         const why = documentRefusal(op, c);
         const label = `${qs}${c.body ? ` body=${c.body.slice(0, 120)}` : ""}${Object.keys(c.headers).length ? ` headers=${JSON.stringify(c.headers)}` : ""}`;
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status === 500) internal.set(label, text.slice(0, 200));
         if (why === null) {
           allowedCount++;
           if (res.status === 400) refusedAllowed.set(label, text.slice(0, 200));
@@ -277,7 +338,7 @@ describe(`the server and the document agree both ways (${RUNS} generated request
       { seed: SEED, numRuns: RUNS },
     );
     console.log(
-      `${method?.toUpperCase()} ${path}: ${RUNS} cases, ${allowedCount} allowed by the document (${refusedAllowed.size} refused with 400), ${forbiddenCount} forbidden (${acceptedForbidden.size} not refused with 400)`,
+      `${method?.toUpperCase()} ${path}: ${RUNS} cases, ${allowedCount} allowed by the document (${refusedAllowed.size} refused with 400), ${forbiddenCount} forbidden (${acceptedForbidden.size} not refused with 400); statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
     );
     const sample = (m: Map<string, string>) => [...m].slice(0, 8).map(([k, v]) => `${k} → ${v}`);
     expect({ refusedAllowed: sample(refusedAllowed), acceptedForbidden: sample(acceptedForbidden) }).toEqual({
@@ -285,6 +346,7 @@ describe(`the server and the document agree both ways (${RUNS} generated request
       acceptedForbidden: [],
     });
     expect([...undeclared].sort()).toEqual([]);
+    expect(sample(internal)).toEqual([]);
     // Both sides of the contract are exercised wherever the operation takes input.
     if ((op.parameters ?? []).length > 0 || op.requestBody) {
       expect(allowedCount).toBeGreaterThan(RUNS / 10);

@@ -26,6 +26,9 @@ export interface FuzzRig {
   close(): Promise<void>;
 }
 
+/** The Stripe webhook secret of the rig (the fuzz signs bodies with it). */
+export const WEBHOOK_SECRET = "whsec_fuzz_0123456789abcdef";
+
 /** A mail lane that accepts everything in memory: the fuzzer must not wait on SMTP. */
 const memoryLane = (): MailLane => ({
   send: async () => ({ ok: true, messageId: "<fuzz@almanac>" }),
@@ -44,7 +47,7 @@ export async function fuzzRig(): Promise<FuzzRig> {
       CONTACT_HOURLY_LIMIT: "1000000",
       CONTACT_DAILY_CAP: "10000000",
       MAIL_URL: "smtp://127.0.0.1:1",
-      STRIPE_WEBHOOK_SECRET: "whsec_fuzz_0123456789abcdef",
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     },
     () => ({ mail: memoryLane() }),
   );

@@ -135,7 +135,10 @@ export function registerBillingWebhook(
     if (event.type !== "checkout.session.completed")
       return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
     const parsed = CheckoutSession.safeParse(event.data.object);
-    if (!parsed.success) throw new ApiError("invalid_body", "The event's data.object is not a Checkout Session.");
+    // A Stripe event, well signed, whose object is not a session we can read: nothing to apply
+    // (as the document says: any object; a retry would not change it).
+    if (!parsed.success)
+      return c.json({ received: true, applied: false, ignored: "data.object is not a Checkout Session" }, 200);
     const s = parsed.data;
     if (s.payment_status !== "paid" && s.payment_status !== "no_payment_required") {
       return c.json(
