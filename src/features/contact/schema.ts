@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { idempotencyKeyHeader } from "../shared/idempotency-answers.js";
 
 /**
  * CR, LF and the Unicode line breaks (NEL U+0085, LS U+2028, PS U+2029): a field that reaches
@@ -72,15 +73,8 @@ export const ContactSent = z
   .openapi("ContactSent", { example: { id: "con_6f1c2a9e0b7d4c3a8e51", status: "sent" } });
 
 export const IdempotencyHeader = z.object({
-  "idempotency-key": z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x21-\x7e]+$/, "must be 1 to 255 printable ASCII characters without spaces")
-    .optional()
-    .openapi({
-      description:
-        "Makes a retried request safe: the same key and body within 24 h send one mail and replay the answer.",
-      example: "3f0c1b52-8d7e-4b7f-9a51-6a2f1d0c9e11",
-    }),
+  "idempotency-key": idempotencyKeyHeader(
+    "Makes a retried request safe: the same key and body within 24 h send one mail and replay the answer.",
+    "3f0c1b52-8d7e-4b7f-9a51-6a2f1d0c9e11",
+  ),
 });

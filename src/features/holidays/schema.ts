@@ -89,7 +89,12 @@ export const WorkingDaysQuery = z.object({
       return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s) && s >= "1900" && s < "2200";
     }, "must be a real calendar date between 1900 and 2199")
     .optional()
-    .openapi({ ...q("date"), example: "2024-12-24", description: "Default: today in the country's time zone." }),
+    .openapi({
+      ...q("date"),
+      format: "date",
+      example: "2024-12-24",
+      description: "Default: today in the country's time zone.",
+    }),
   add: intParam(-1000, 1000)
     .optional()
     .openapi({ ...q("add"), example: 3, description: "Working days to add (negative: subtract), −1000 to 1000." }),

@@ -36,8 +36,6 @@ const TAGS = [
   { name: "Billing", description: "Purchases that change an account's plan (Stripe Checkout webhook)." },
 ];
 
-const DATE_ONLY = new Set(["/v1/holidays/working-days", "/v1/vat"]);
-
 /**
  * Every parameter states how it is serialised, OpenAPI's defaults made explicit so no generator
  * guesses: query parameters `form` + `explode: true` (a list is sent repeated, `types=a&types=b`,
@@ -55,23 +53,6 @@ function withAliases(p: Json): Json {
   if (aliases.length === 0) return p;
   const description = `${(p.description as string | undefined) ?? ""} Also accepted as ${aliases.map((a) => `\`${a}\``).join(" or ")}.`;
   return { ...p, description: description.trim() };
-}
-
-function typedParameter(path: string, p: Json): Json {
-  if (p.in === "header" && String(p.name).toLowerCase() === "idempotency-key") {
-    const schema = p.schema as Json;
-    return { ...p, schema: { ...schema, type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" } };
-  }
-  if (p.in !== "query") return p;
-  const schema = p.schema as Json & { example?: unknown };
-  const name = String(p.name);
-  if (name === "date" && DATE_ONLY.has(path)) {
-    // `format: date` says a real calendar day; a pattern beside it, the years the server serves.
-    const { pattern, ...rest } = schema;
-    const years = pattern === "^\\d{4}-\\d{2}-\\d{2}$" ? {} : { pattern };
-    return { ...p, schema: { ...rest, ...years, format: "date" } };
-  }
-  return p;
 }
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -308,7 +289,7 @@ export function contractDocument<T extends object>(doc: T, sources: ContractSour
       const op = item[method];
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
-      if (op.parameters) op.parameters = op.parameters.map((p) => withAliases(typedParameter(path, p)));
+      if (op.parameters) op.parameters = op.parameters.map(withAliases);
       compose(op, method, path, served, sources, composer);
       if (op.parameters) op.parameters = op.parameters.map(withStyle);
     }

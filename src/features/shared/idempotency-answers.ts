@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type Contract, errorAnswer, retryAfterHeader } from "../../http/contract.js";
 import { ApiError } from "../../http/errors.js";
@@ -8,6 +9,19 @@ import type { IdempotencyRefusal } from "./idempotency.js";
 export const IDEMPOTENCY_MISMATCH = "Idempotency-Key was already used with a different request body.";
 export const IDEMPOTENCY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress; retry shortly.";
 export const REQUEST_CUT = "The request was cut before its answer and nothing was kept; retry it.";
+
+/** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The `Idempotency-Key` request header as a route declares (and may validate) it. */
+export const idempotencyKeyHeader = (description: string, example: string) =>
+  z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, "must be 1 to 255 printable ASCII characters without spaces")
+    .optional()
+    .openapi({ description, example });
 
 /** The HTTP answer to an idempotency refusal: 409 for the key's conflicts, 503 for a cut request. */
 export function idempotencyRefusalError(refusal: IdempotencyRefusal): ApiError {

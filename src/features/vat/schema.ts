@@ -27,6 +27,7 @@ export const VatQuery = z.object({
     .optional()
     .openapi({
       param: { description: "Calendar date in the country's civil time. Default: today there." },
+      format: "date",
       example: "2020-08-01",
     }),
 });

@@ -8,13 +8,11 @@ import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
 import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
-import { answerPrior, idempotencyRefusalError } from "../shared/idempotency-answers.js";
+import { answerPrior, IDEMPOTENCY_KEY, idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
 /** What classification uses of the app's dependencies. */
 export type VibeDeps = Pick<AppDeps, "classifier" | "config" | "idempotency" | "keys" | "logger">;
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Reads and checks the body without throwing: its verdict is reported only after authentication. */
 async function readBody(c: Context<AppEnv>, maxBytes: number): Promise<BodyCheck | ApiError> {

@@ -4,7 +4,7 @@ import { documented } from "../../http/contract.js";
 import { jsonBodyContract } from "../../http/json-body.js";
 import { keyAuthContract } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
-import { IDEMPOTENCY_CONTRACT } from "../shared/idempotency-answers.js";
+import { IDEMPOTENCY_CONTRACT, idempotencyKeyHeader } from "../shared/idempotency-answers.js";
 import { errorResponse } from "../shared/responses.js";
 import { classifyHandler, type VibeDeps } from "./handler.js";
 import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse } from "./schema.js";
@@ -23,10 +23,7 @@ const route = createRoute({
     "after a few seconds); the same key with another body is a 409.",
   request: {
     headers: z.object({
-      "idempotency-key": z
-        .string()
-        .optional()
-        .openapi({ description: "1–255 visible ASCII characters; makes a retry safe for 24 h.", example: "b7e1c2" }),
+      "idempotency-key": idempotencyKeyHeader("1–255 visible ASCII characters; makes a retry safe for 24 h.", "b7e1c2"),
     }),
     body: { required: true, content: { "application/json": { schema: ClassifyRequest } } },
   },
