@@ -39,6 +39,9 @@ describe("almanac contact list|retry (temp DATA_DIR, real SMTP server)", () => {
     const waiting = await runCli(["contact", "outbox"], { ...env, CONTACT_RETRY_BASE_MS: "3600000" });
     expect(waiting.code).toBe(0);
     expect(JSON.parse(waiting.stdout)).toEqual({ pending: 0, failed: 1, due_now: 0, exhausted: 0 });
+    // Due once 100 ms (the smallest base) have passed since the refused send: in-process that may not be yet.
+    const failedAt = Date.parse((await h.rows()).find((r) => r.id === failedId)?.updated_at ?? "");
+    await new Promise((r) => setTimeout(r, Math.max(0, failedAt + 100 - Date.now())));
     const due = await runCli(["contact", "outbox"], { ...env, CONTACT_RETRY_BASE_MS: "100" });
     expect(JSON.parse(due.stdout)).toMatchObject({ failed: 1, due_now: 1 });
   });
