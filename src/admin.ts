@@ -2,7 +2,7 @@
 // for the server. Nothing here serves HTTP.
 import type { Logger } from "pino";
 import { createKeyStore } from "./adapters/keys/factory.js";
-import { MemoryRateLimiter } from "./adapters/limiter.js";
+import { MemoryRateLimiter } from "./adapters/memory-limiter.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase, type PoolSettings } from "./db/database.js";
 import { migrate } from "./db/migrations.js";

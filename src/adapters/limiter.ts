@@ -1,10 +1,8 @@
 import { privateDatabaseFile } from "../db/database.js";
 import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "../db/sqlite.js";
 import { decide, type LimitDecision, type LimitRule, type RateLimiter } from "../ports/rate-limiter.js";
-import { MemoryRateLimiter } from "./memory-limiter.js";
 
 // RedisRateLimiter is in redis-limiter.ts, which the composition root imports only with REDIS_URL.
-export { MemoryRateLimiter };
 
 const SWEEP_EVERY_MS = 5 * 60_000;
 

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
-import { MemoryRateLimiter } from "../../src/adapters/limiter.js";
+import { MemoryRateLimiter } from "../../src/adapters/memory-limiter.js";
 import { type Database, openDatabase } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
