@@ -4,7 +4,7 @@ import { openSqliteFile } from "../../src/db/sqlite.js";
 import { describeCause } from "../../src/http/failure.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { testApp } from "../helpers/app.js";
 import { DATABASE_URL } from "../helpers/env.js";
 import { capturedLogger } from "../helpers/log-lines.js";
 
