@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
-import type { PostgresPool, PostgresPoolClient } from "kysely";
+import type { CompiledQuery, PostgresPool, PostgresPoolClient } from "kysely";
 import type pg from "pg";
+import { sha1Hex } from "../lib/hash.js";
 
 /**
  * pg is loaded when a pool is opened, not when this module is: a server without DATABASE_URL
@@ -16,6 +17,35 @@ export interface PostgresPoolOptions {
   acquireTimeoutMs: number;
   /** How long the database may stay silent before a call fails (DATABASE_TIMEOUT_MS); 0: unbounded. */
   silenceMs: number;
+}
+
+/** What marks a statement to be prepared once per connection (a comment: SQLite and the CLI's pool ignore it). */
+const PREPARE_MARK = "/* prepared */ ";
+
+/**
+ * `query`, marked so that the request path's PostgreSQL pool prepares it once per connection
+ * (a named statement: later calls send only its parameters, and the server plans it once)
+ * instead of parsing and planning it on every call. For the few hot statements a request runs
+ * (the key lookup, the spends): their text must be fixed — parameters change, shapes do not —
+ * and name their columns (a `select *` prepared before another instance's migration adds a
+ * column would fail with "cached plan must not change result type").
+ */
+export function preparedStatement<R>(query: CompiledQuery<R>): CompiledQuery<R> {
+  return { ...query, sql: `${PREPARE_MARK}${query.sql}` };
+}
+
+/** The statement name of a marked text, or undefined (each text named once per pool: by its hash, so names never clash). */
+function statementNames(): (text: string) => string | undefined {
+  const names = new Map<string, string>();
+  return (text) => {
+    if (!text.startsWith(PREPARE_MARK)) return undefined;
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `almanac_${sha1Hex(text).slice(0, 16)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
 }
 
 /**
@@ -69,8 +99,9 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
     });
   };
 
+  const named = statementNames();
   const bounded: PostgresPool = {
-    connect: async () => boundedClient(await acquire(), silenceMs, clock, progress, DatabaseError),
+    connect: async () => boundedClient(await acquire(), { silenceMs, clock, progress, named }, DatabaseError),
     end: async () => {
       clock.stop();
       await raw.end();
@@ -79,20 +110,32 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
   return { raw, bounded, unbounded };
 }
 
-/** `client` whose queries fail after `silenceMs` without an answer (the connection is then dropped). */
+interface Bounds {
+  silenceMs: number;
+  clock: ResponsiveClock;
+  progress: () => void;
+  /** The statement name of a text marked by `preparedStatement`. */
+  named: (text: string) => string | undefined;
+}
+
+/**
+ * `client` whose queries fail after `silenceMs` without an answer (the connection is then
+ * dropped), and which prepares the statements marked by `preparedStatement`.
+ */
 function boundedClient(
   client: pg.PoolClient,
-  silenceMs: number,
-  clock: ResponsiveClock,
-  progress: () => void,
+  { silenceMs, clock, progress, named }: Bounds,
   DatabaseError: typeof pg.DatabaseError,
 ): PostgresPoolClient {
   let broken = false;
   const query = async (text: string, values: ReadonlyArray<unknown>) => {
     const sent = clock.now();
+    const name = named(text);
     try {
       const result = await settleOrSilence(
-        client.query(text, values as unknown[]),
+        name === undefined
+          ? client.query(text, values as unknown[])
+          : client.query({ name, text, values: values as unknown[] }),
         () => clock.now() - sent >= silenceMs,
         { message: `PostgreSQL did not answer a query within ${silenceMs} ms`, everyMs: silenceMs / 10 },
       );

@@ -1,6 +1,7 @@
 import type { CompiledQuery, InferResult, Kysely, Selectable } from "kysely";
 import { sql } from "kysely";
 import { isConnectionFailure } from "../../db/connection-failure.js";
+import { preparedStatement } from "../../db/postgres-pool.js";
 import type { DB } from "../../db/schema.js";
 import type {
   CreatedKey,
@@ -32,12 +33,35 @@ function keysOf(db: Kysely<DB>) {
     .select(["q.remaining as q_remaining", "q.ratelimit_limit as q_limit", "q.ratelimit_duration_sec as q_duration"]);
 }
 
-/** verify's one query: the key, the key holding its uses, and its account's ledger row and uses (hash bound at each call). */
+/**
+ * verify's one query: the key, the key holding its uses, and its account's ledger row and uses
+ * (hash bound at each call). Prepared once per connection on PostgreSQL, so its columns are named.
+ */
 function byHashQuery(db: Kysely<DB>) {
-  return keysOf(db)
+  return db
+    .selectFrom("api_keys as k")
+    .leftJoin("api_keys as q", "q.id", "k.quota_of")
     .leftJoin("key_ledger as l", "l.key_id", "k.id")
     .leftJoin("account_quotas as aq", "aq.owner_id", "l.owner_id")
-    .select(["l.owner_id as l_owner", "l.plan as l_plan", "aq.owner_id as aq_owner", "aq.remaining as aq_remaining"])
+    .select([
+      "k.id",
+      "k.owner_id",
+      "k.permissions",
+      "k.expires_at",
+      "k.revoked_at",
+      "k.last_used_at",
+      "k.remaining",
+      "k.ratelimit_limit",
+      "k.ratelimit_duration_sec",
+      "k.quota_of",
+      "q.remaining as q_remaining",
+      "q.ratelimit_limit as q_limit",
+      "q.ratelimit_duration_sec as q_duration",
+      "l.owner_id as l_owner",
+      "l.plan as l_plan",
+      "aq.owner_id as aq_owner",
+      "aq.remaining as aq_remaining",
+    ])
     .where("k.key_hash", "=", "");
 }
 type VerifyRow = InferResult<ReturnType<typeof byHashQuery>>[number];
@@ -58,7 +82,7 @@ export class EmbeddedKeyStore implements KeyStore {
     private readonly limiter: RateLimiter,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.byHash = byHashQuery(db).compile();
+    this.byHash = preparedStatement(byHashQuery(db).compile());
   }
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
@@ -137,7 +161,7 @@ export class EmbeddedKeyStore implements KeyStore {
     return { ...base, code: "VALID", ratelimit };
   }
 
-  private async touch(row: Row, nowIso: string): Promise<void> {
+  private async touch(row: { id: string }, nowIso: string): Promise<void> {
     await this.db.updateTable("api_keys").set({ last_used_at: nowIso }).where("id", "=", row.id).execute();
   }
 
@@ -304,8 +328,11 @@ export class EmbeddedKeyStore implements KeyStore {
   }
 }
 
+type LimitColumns = Pick<KeyRow, "id" | "quota_of" | "remaining" | "ratelimit_limit" | "ratelimit_duration_sec"> &
+  Pick<KeyRow, "q_remaining" | "q_limit" | "q_duration">;
+
 /** The uses and rate limit a key spends, and the key that holds them. */
-function limitsOf(r: KeyRow) {
+function limitsOf(r: LimitColumns) {
   const shared = r.quota_of !== null;
   const remaining = shared ? r.q_remaining : r.remaining;
   const limit = shared ? r.q_limit : r.ratelimit_limit;
