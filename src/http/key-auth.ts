@@ -6,6 +6,10 @@ import { KEY_RATE_LIMIT_DOCS, keyRateLimitHeaders } from "./rate-limit-headers.j
 
 export const MISSING_KEY_MESSAGE =
   "Missing or malformed Authorization header: send `Authorization: Bearer <token>` with a valid API key.";
+/**
+ * The spec's "message text for a rejected key", and its key rejections are all three reasons:
+ * `INVALID` (401), `RATE_LIMITED` and `USAGE_EXCEEDED` (429). The reason tells them apart.
+ */
 export const REJECTED_KEY_MESSAGE = "API key was rejected.";
 
 /** The 503 `unkey_unavailable` message, naming the key store in use (the code stays the spec's). */
@@ -59,13 +63,13 @@ export function acceptVerification(v: KeyVerification, permission?: string): Aut
       );
     case "RATE_LIMITED": {
       const seconds = Math.max(1, Math.ceil((v.ratelimit?.resetMs ?? 1000) / 1000));
-      throw new ApiError("rate_limited", "API key rate limit reached; retry later.", {
+      throw new ApiError("rate_limited", REJECTED_KEY_MESSAGE, {
         reason: "RATE_LIMITED",
         headers: { "Retry-After": String(seconds) },
       });
     }
     case "USAGE_EXCEEDED":
-      throw new ApiError("rate_limited", "API key has no remaining uses.", {
+      throw new ApiError("rate_limited", REJECTED_KEY_MESSAGE, {
         reason: "USAGE_EXCEEDED",
         headers: { "Retry-After": String(USAGE_RETRY_AFTER_SEC) },
       });
@@ -109,8 +113,8 @@ export async function verifyKey(
 export const KEY_ANSWERS = {
   missing: { code: "unauthorized", message: MISSING_KEY_MESSAGE },
   rejected: { code: "unauthorized", message: REJECTED_KEY_MESSAGE, reason: "INVALID" },
-  rateLimited: { code: "rate_limited", message: "API key rate limit reached; retry later.", reason: "RATE_LIMITED" },
-  usageExceeded: { code: "rate_limited", message: "API key has no remaining uses.", reason: "USAGE_EXCEEDED" },
+  rateLimited: { code: "rate_limited", message: REJECTED_KEY_MESSAGE, reason: "RATE_LIMITED" },
+  usageExceeded: { code: "rate_limited", message: REJECTED_KEY_MESSAGE, reason: "USAGE_EXCEEDED" },
   unavailable: { code: "unkey_unavailable", message: unavailableMessage() },
 } satisfies Record<string, ErrorExample>;
 

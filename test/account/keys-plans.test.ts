@@ -83,11 +83,7 @@ describe("keys under plans on the account page (embedded store)", () => {
       expect(get.status).toBe(200);
     }
     // The 11th call in the minute: the key's limit, not a free pass past the demo tier.
-    await expectRateLimited(
-      await classify(acct.t.app, key),
-      "RATE_LIMITED",
-      "API key rate limit reached; retry later.",
-    );
+    await expectRateLimited(await classify(acct.t.app, key), "RATE_LIMITED", "API key was rejected.");
     const get = await acct.t.app.request("/v1/moon", { headers: { Authorization: `Bearer ${key}` } });
     expect(get.status).toBe(429);
     const page = await accountPage(agent);

@@ -111,8 +111,8 @@ function suite(acct: AccountApp) {
     const a = await createKey(acct, agent, "a");
     const b = await createKey(acct, agent, "b");
     for (let i = 0; i < 10; i++) expect((await call(acct, i % 2 ? a.key : b.key)).status).toBe(200);
-    await expectRateLimited(await call(acct, a.key), "RATE_LIMITED", "API key rate limit reached; retry later.");
-    await expectRateLimited(await call(acct, b.key), "RATE_LIMITED", "API key rate limit reached; retry later.");
+    await expectRateLimited(await call(acct, a.key), "RATE_LIMITED", "API key was rejected.");
+    await expectRateLimited(await call(acct, b.key), "RATE_LIMITED", "API key was rejected.");
   });
 
   it("a plan grant refills the account once, not each key in grace", async () => {

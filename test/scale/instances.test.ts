@@ -102,7 +102,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)(
       const key = await createKey(cliEnv, "--remaining", "10");
       const answers = await alternate(30, (base) => classify(base, key.key));
       expect(verdicts(answers)).toEqual([...repeat(10, "200"), ...repeat(20, "429 USAGE_EXCEEDED")]);
-      expect(answers[10]?.body.error?.message).toBe("API key has no remaining uses.");
+      expect(answers[10]?.body.error?.message).toBe("API key was rejected.");
       const listed = await runCli(["keys", "list"], cliEnv);
       expect(JSON.parse(listed.stdout).find((k: { id: string }) => k.id === key.id)).toMatchObject({ remaining: 0 });
     });
@@ -114,7 +114,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)(
         ...repeat(3, "200"),
         ...repeat(5, "429 RATE_LIMITED"),
       ]);
-      expect(answers[3]?.body.error?.message).toBe("API key rate limit reached; retry later.");
+      expect(answers[3]?.body.error?.message).toBe("API key was rejected.");
       expect(Number(answers[3]?.headers["retry-after"])).toBeGreaterThan(0);
     });
 

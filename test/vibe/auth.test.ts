@@ -95,7 +95,7 @@ describe.each([
     expect((await classify(h.t, TEXTS, bearer(key))).status).toBe(200);
     if (h.unkey) h.unkey.calls.length = 0;
     const res = await classify(h.t, TEXTS, bearer(key));
-    const retryAfter = await expectRateLimited(res, "RATE_LIMITED", "API key rate limit reached; retry later.");
+    const retryAfter = await expectRateLimited(res, "RATE_LIMITED", "API key was rejected.");
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expectVerifiedOnce(key);
@@ -133,7 +133,7 @@ describe.each([
     expect((await classify(h.t, TEXTS, bearer(key))).status).toBe(200);
     if (h.unkey) h.unkey.calls.length = 0;
     const res = await classify(h.t, TEXTS, bearer(key));
-    await expectRateLimited(res, "USAGE_EXCEEDED", "API key has no remaining uses.");
+    await expectRateLimited(res, "USAGE_EXCEEDED", "API key was rejected.");
     expectVerifiedOnce(key);
   });
 
