@@ -51,8 +51,15 @@ export interface AccountRow {
   plan: string;
   /** Whether the account has its row of uses yet (it is opened on first use). */
   opened: boolean;
-  /** Uses left for the whole account (when opened); null = unlimited. */
+  /** Uses left for the whole account (when opened); null = unlimited. After the spend when `spent`. */
   remaining: number | null;
+  /**
+   * Set when the store already tried to spend this call's cost from the account's uses, in the
+   * statement that read the key (the embedded store on PostgreSQL): true, spent (the account
+   * layer gives it back if it refuses the call); false, too few uses were left. Unset: the
+   * account layer spends.
+   */
+  spent?: boolean;
 }
 
 /** Which key store answered (named in the 503 `unkey_unavailable` message). */

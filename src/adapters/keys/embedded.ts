@@ -1,5 +1,6 @@
 import type { CompiledQuery, InferResult, Kysely, Selectable } from "kysely";
-import { sql } from "kysely";
+import { PostgresAdapter, sql } from "kysely";
+import { LRUCache } from "lru-cache";
 import { isConnectionFailure } from "../../db/connection-failure.js";
 import { preparedStatement } from "../../db/postgres-pool.js";
 import type { DB } from "../../db/schema.js";
@@ -16,6 +17,7 @@ import type {
 } from "../../ports/key-store.js";
 import type { RateLimiter } from "../../ports/rate-limiter.js";
 import { displayParts, generateKey, hashKey, hasPermission, KEY_PREFIX, keyStatus, newKeyId } from "./material.js";
+import { grantsOf, lookupAndSpend, type SpendColumns } from "./spend-in-lookup.js";
 
 type Row = Selectable<DB["api_keys"]>;
 /** A key with the uses and rate limit it spends: its own, or those of the key it shares them with. */
@@ -65,6 +67,25 @@ function byHashQuery(db: Kysely<DB>) {
     .where("k.key_hash", "=", "");
 }
 type VerifyRow = InferResult<ReturnType<typeof byHashQuery>>[number];
+/** A lookup's row; with the spend's columns when the statement also spent (PostgreSQL). */
+type SpendingRow = VerifyRow & Partial<SpendColumns>;
+
+/** What the lookup's statement spent (nothing when it only looked up). */
+function spentIn(row: SpendingRow) {
+  const tried = row.tried === true;
+  const key = tried && row.key_spent === true;
+  const account = tried && row.account_spent === true;
+  return {
+    tried,
+    key,
+    keyLeft: row.key_left == null ? null : Number(row.key_left),
+    account,
+    accountLeft: row.account_left == null ? null : Number(row.account_left),
+    /** It tried the account's uses: the key passed, spent its own if it has a count, and the account has a count. */
+    accountTried:
+      tried && row.aq_owner !== null && row.aq_remaining !== null && (key || limitsOf(row).remaining === null),
+  };
+}
 
 /**
  * Keys in the project's database (SQLite or PostgreSQL), stored only as SHA-256 and looked up
@@ -76,13 +97,24 @@ type VerifyRow = InferResult<ReturnType<typeof byHashQuery>>[number];
 export class EmbeddedKeyStore implements KeyStore {
   /** byHashQuery compiled once: only the hash changes between calls (building and compiling it cost ~22 µs a call). */
   private readonly byHash: CompiledQuery<VerifyRow>;
+  /** PostgreSQL: the lookup with a charged call's spends (spend-in-lookup.ts); undefined on SQLite. */
+  private readonly spending: CompiledQuery<SpendingRow> | undefined;
+  /**
+   * Which statement suits a key (by hash): whether its last lookup found a count of uses it can
+   * spend in that statement (its own or its account's, and no rate limit of its own). Only a
+   * choice of statement, never a verdict: either statement gives the same answer for any key.
+   */
+  private readonly counted = new LRUCache<string, boolean>({ max: 10_000 });
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly limiter: RateLimiter,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.byHash = preparedStatement(byHashQuery(db).compile());
+    const lookup = byHashQuery(db).compile();
+    this.byHash = preparedStatement(lookup);
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    this.spending = postgres ? preparedStatement(lookupAndSpend(lookup)) : undefined;
   }
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
@@ -98,9 +130,25 @@ export class EmbeddedKeyStore implements KeyStore {
 
   private async check(key: string, permission: string | undefined, cost: number): Promise<KeyVerification> {
     if (!key.startsWith(`${KEY_PREFIX}_`) || key.length > 128) return { kind: "verdict", code: "NOT_FOUND" };
-    const [row] = (await this.db.executeQuery<VerifyRow>({ ...this.byHash, parameters: [hashKey(key)] })).rows;
+    const now = this.now();
+    const nowIso = now.toISOString();
+    const hash = hashKey(key);
+    // PostgreSQL: a charged call of a key with a count of uses is looked up and spent in one
+    // statement (one round trip); a key without one is only looked up (a cheaper statement).
+    const spending = this.spending !== undefined && cost > 0 && this.counted.get(hash) === true;
+    const [row] = (
+      spending
+        ? await this.db.executeQuery<SpendingRow>({
+            ...this.spending,
+            parameters: [hash, cost, nowIso, grantsOf(permission)],
+          })
+        : await this.db.executeQuery<SpendingRow>({ ...this.byHash, parameters: [hash] })
+    ).rows;
     if (!row) return { kind: "verdict", code: "NOT_FOUND" };
     const limits = limitsOf(row);
+    if (this.spending)
+      this.counted.set(hash, limits.ratelimit === null && (limits.remaining !== null || row.aq_remaining !== null));
+    const spent = spentIn(row);
     const account =
       row.l_owner === null || row.l_plan === null
         ? null
@@ -108,7 +156,8 @@ export class EmbeddedKeyStore implements KeyStore {
             ownerId: row.l_owner,
             plan: row.l_plan,
             opened: row.aq_owner !== null,
-            remaining: row.aq_remaining === null ? null : Number(row.aq_remaining),
+            remaining: spent.account ? spent.accountLeft : row.aq_remaining === null ? null : Number(row.aq_remaining),
+            ...(spent.accountTried && { spent: spent.account }),
           };
     const base = {
       kind: "verdict" as const,
@@ -117,14 +166,24 @@ export class EmbeddedKeyStore implements KeyStore {
       remaining: limits.remaining,
       account,
     };
-    const now = this.now();
-    if (row.revoked_at !== null) return { ...base, code: "DISABLED" };
-    if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) return { ...base, code: "EXPIRED" };
-    if (permission !== undefined && !hasPermission(parsePermissions(row.permissions), permission)) {
-      return { ...base, code: "INSUFFICIENT_PERMISSIONS" };
+    // A refusal gives back what the statement spent (it spends only for calls that pass these checks).
+    const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
+      if (spent.key) await this.giveBack(limits.holder, cost);
+      if (spent.account && account) await this.giveBackToAccount(account.ownerId, cost);
+      return answer;
+    };
+    if (row.revoked_at !== null) return refuse({ ...base, code: "DISABLED" });
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) {
+      return refuse({ ...base, code: "EXPIRED" });
     }
-    // A key without uses left is refused before it eats into its rate limit.
-    if (cost > 0 && limits.remaining !== null && limits.remaining < cost) return { ...base, code: "USAGE_EXCEEDED" };
+    if (permission !== undefined && !hasPermission(parsePermissions(row.permissions), permission)) {
+      return refuse({ ...base, code: "INSUFFICIENT_PERMISSIONS" });
+    }
+    if (cost > 0 && limits.remaining !== null) {
+      // The statement's conditional spend decided; else a key without uses left is refused
+      // before it eats into its rate limit.
+      if (spent.tried ? !spent.key : limits.remaining < cost) return { ...base, remaining: 0, code: "USAGE_EXCEEDED" };
+    }
 
     let ratelimit: KeyRateLimitState | undefined;
     if (limits.ratelimit) {
@@ -140,25 +199,45 @@ export class EmbeddedKeyStore implements KeyStore {
       if (!d.allowed) return { ...base, code: "RATE_LIMITED", ratelimit };
     }
 
-    const nowIso = now.toISOString();
+    if (spent.key) return { ...base, remaining: spent.keyLeft, code: "VALID", ratelimit };
     const own = limits.holder === row.id;
     if (cost > 0 && limits.remaining !== null) {
       // The one atomic spend: never below zero, exact under concurrent calls on both dialects.
-      const spent = await this.db
+      const done = await this.db
         .updateTable("api_keys")
         .set((eb) => ({ remaining: eb("remaining", "-", cost), ...(own && { last_used_at: nowIso }) }))
         .where("id", "=", limits.holder)
         .where("remaining", ">=", cost)
         .returning("remaining")
         .executeTakeFirst();
-      if (!spent) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
+      if (!done) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
       if (!own) await this.touch(row, nowIso);
-      return { ...base, remaining: spent.remaining, code: "VALID", ratelimit };
+      return { ...base, remaining: done.remaining, code: "VALID", ratelimit };
     }
     if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
       await this.touch(row, nowIso);
     }
     return { ...base, code: "VALID", ratelimit };
+  }
+
+  /** Gives back uses to the key that holds them (a no-op for a key without a count). */
+  private async giveBack(holder: string, uses: number): Promise<void> {
+    await this.db
+      .updateTable("api_keys")
+      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
+      .where("id", "=", holder)
+      .where("remaining", "is not", null)
+      .execute();
+  }
+
+  /** Gives back uses to an account (as features/keys AccountQuotas.credit does). */
+  private async giveBackToAccount(ownerId: string, uses: number): Promise<void> {
+    await this.db
+      .updateTable("account_quotas")
+      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
+      .where("owner_id", "=", ownerId)
+      .where("remaining", "is not", null)
+      .execute();
   }
 
   private async touch(row: { id: string }, nowIso: string): Promise<void> {
@@ -293,12 +372,7 @@ export class EmbeddedKeyStore implements KeyStore {
   async credit(id: string, uses: number): Promise<boolean> {
     const row = await this.find(id);
     if (!row) return false;
-    await this.db
-      .updateTable("api_keys")
-      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
-      .where("id", "=", row.quota_of ?? row.id)
-      .where("remaining", "is not", null)
-      .execute();
+    await this.giveBack(row.quota_of ?? row.id, uses);
     return true;
   }
 

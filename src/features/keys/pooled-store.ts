@@ -31,8 +31,13 @@ export class PooledKeyStore implements KeyStore {
       return answer;
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
+    // The store may have spent the account's uses already, with the key (one statement): then
+    // its verdict stands, and a refusal by the account's rate limit gives them back.
+    const prespent = cost > 0 ? v.account?.spent : undefined;
     // An account without uses left is refused before it eats into its rate limit.
-    if (cost > 0 && pool.remaining !== null && pool.remaining < cost) return refuse(exhausted);
+    if (prespent === false) return refuse(exhausted);
+    if (prespent === undefined && cost > 0 && pool.remaining !== null && pool.remaining < cost)
+      return refuse(exhausted);
     const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
     const d = await this.limiter.consume(rule, pool.ownerId);
     const ratelimit = tighter(v.ratelimit, {
@@ -42,9 +47,12 @@ export class PooledKeyStore implements KeyStore {
       name: "account",
       durationSec: rule.durationSec,
     });
-    if (!d.allowed) return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
+    if (!d.allowed) {
+      if (prespent) await this.quotas.credit(pool.ownerId, cost);
+      return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
+    }
     let remaining = pool.remaining;
-    if (cost > 0 && remaining !== null) {
+    if (prespent === undefined && cost > 0 && remaining !== null) {
       const left = await this.quotas.spend(pool.ownerId, cost);
       if (left === undefined) return refuse({ ...exhausted, ratelimit });
       remaining = left;
