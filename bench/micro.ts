@@ -1,5 +1,7 @@
 import { performance } from "node:perf_hooks";
+import vaderSentiment from "vader-sentiment";
 import { VaderClassifier } from "../src/adapters/classifier/vader.js";
+import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { fakeOpenMeteo } from "../test/fakes/open-meteo.js";
 import { fakePostcodesIo, POSTCODES } from "../test/fakes/postcodes-io.js";
 import { testApp } from "../test/helpers/app.js";
@@ -10,7 +12,7 @@ import { CLASSIFY_TEXTS, SW1A_1AA } from "./fixtures.js";
  * in a loop (no sockets): requests per second (wall clock) and process CPU time per request,
  * each the best of `MICRO_ROUNDS` rounds of `MICRO_MS` ms; CPU time is the steadier of the two
  * on a shared machine. `node --import tsx bench/micro.ts [moon,vat,weather,classify,model]` (model: the classifier alone,
- * trained and VADER).
+ * trained and VADER, then VADER's four scores alone: the package's polarity_scores and vader-scores.ts's).
  */
 
 const ROUNDS = Number(process.env.MICRO_ROUNDS ?? 5);
@@ -81,6 +83,9 @@ async function main() {
     await rate(`classifier only: ${served.model.name} (20 texts)`, () => served.classify(CLASSIFY_TEXTS), 20);
     const vader = new VaderClassifier();
     await rate("classifier only: vader-sentiment (20 texts)", () => vader.classify(CLASSIFY_TEXTS), 20);
+    const pkg = vaderSentiment.SentimentIntensityAnalyzer;
+    await rate("VADER scores: package (20 texts)", () => CLASSIFY_TEXTS.map((x) => pkg.polarity_scores(x)), 20);
+    await rate("VADER scores: vader-scores.ts (20)", () => CLASSIFY_TEXTS.map((x) => polarityScores(x)), 20);
   }
   await t.close();
   await postcodes.close();

@@ -3,14 +3,24 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
 import vader from "vader-sentiment";
+import { lexicon } from "vader-sentiment/src/vader_lexicon.js";
 import { describe, expect, it } from "vitest";
-import { polarityScores, vaderTokens } from "../../src/adapters/classifier/vader-scores.js";
+import { hasSentimentData } from "../../scripts/train-data.js";
+import {
+  BOOSTER_DICT,
+  NEGATE,
+  polarityScores,
+  SPECIAL_CASE_IDIOMS,
+  vaderScoresInto,
+  vaderTokens,
+} from "../../src/adapters/classifier/vader-scores.js";
 import { propertyRuns, skippedBecause } from "../helpers/env.js";
 
 /**
  * The fast tokenizer against vader-sentiment's own algorithm (SentiText.get_words_plus_punc and
  * get_words_and_emoticons, copied verbatim below as the oracle: the package does not export
- * SentiText), and the scores against the package's polarity_scores.
+ * SentiText), and the fast scorer (its own rules, the package's lexicon) against the package's
+ * polarity_scores. `npm run check:vader` compares every text of ../shared/data/sentiment.
  */
 const REGEX_REMOVE_PUNCTUATION = /[!"#$%&'()*+,-./:;<=>?@[\\\]^_`{|}~]/g;
 const PUNC_LIST = [".", "!", "?", ",", ";", ":", "-", "'", '"', "!!", "!!!", "??", "???", "?!?", "!?!", "?!?!", "!?!?"];
@@ -79,6 +89,35 @@ const WORDS = [
   "constructor",
   "x",
   "no",
+  // idioms, two-word dampeners, "least", "never so/this", negations
+  "the",
+  "shit",
+  "bomb",
+  "Bad",
+  "ass",
+  "yeah",
+  "right",
+  "cut",
+  "mustard",
+  "kiss",
+  "death",
+  "hand",
+  "to",
+  "mouth",
+  "just",
+  "enough",
+  "kind-of",
+  "sort-of",
+  "Least",
+  "LEAST",
+  "uh-uh",
+  "without",
+  "NEVER",
+  "wasn't",
+  "can't",
+  "horrible",
+  "wonderful",
+  "EXTREMELY",
 ];
 const PUNCT = [...PUNC_LIST, "(", ")", "...", "?!", "!!!!", "_", "'s", "#", "@", "\\", "`", "~", "«", "»", "…"];
 const SPACES = [" ", " ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028", "\u3000", "\ufeff"];
@@ -94,6 +133,23 @@ const token = fc.array(piece, { minLength: 1, maxLength: 4 }).map((parts) => par
 const text = fc
   .array(fc.tuple(token, fc.constantFrom(...SPACES)), { maxLength: 25 })
   .map((pairs) => pairs.map(([t, s]) => t + s).join(""));
+
+const VADER_SOURCE = readFileSync(
+  join(createRequire(import.meta.url).resolve("vader-sentiment/package.json"), "../src/vaderSentiment.js"),
+  "utf8",
+);
+
+/** The keys (and values) of one of the package's constant objects or arrays, read from its source. */
+function packageConstant(name: string): [string, string][] {
+  const start = VADER_SOURCE.indexOf(`export const ${name} = `);
+  const open = VADER_SOURCE.indexOf(name === "NEGATE" ? "[" : "{", start);
+  const body = VADER_SOURCE.slice(open + 1, VADER_SOURCE.indexOf(name === "NEGATE" ? "];" : "};", open));
+  if (name === "NEGATE") return [...body.matchAll(/(['"])(.+?)\1/g)].map((m) => [m[2] as string, ""]);
+  return [...body.matchAll(/^\s*(?:'([^']+)'|([a-z-]+))\s*:\s*([^,\n]+)/gm)].map((m) => [
+    (m[1] ?? m[2]) as string,
+    (m[3] as string).trim(),
+  ]);
+}
 
 const referenceDir = resolve("../shared/data/sentiment");
 const referenceSets = existsSync(referenceDir) ? readdirSync(referenceDir).filter((f) => f.endsWith(".tsv")) : [];
@@ -161,10 +217,7 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
   );
 
   it("no booster word of the package has a lexicon valence (the skipped booster check is a no-op)", () => {
-    const src = readFileSync(
-      join(createRequire(import.meta.url).resolve("vader-sentiment/package.json"), "../src/vaderSentiment.js"),
-      "utf8",
-    );
+    const src = VADER_SOURCE;
     const start = src.indexOf("BOOSTER_DICT = {");
     const body = src.slice(start, src.indexOf("};", start));
     const boosters = [...body.matchAll(/^\s*(?:'([^']+)'|([a-z-]+))\s*:/gm)].map((m) => (m[1] ?? m[2]) as string);
@@ -181,4 +234,89 @@ describe("VADER tokenizer and scores", { timeout: 120_000 }, () => {
     expect(valence("good")[0]).toBeGreaterThan(0);
     for (const w of boosters) expect([w, valence(w)]).toEqual([w, [0]]);
   });
+
+  it("uses the package's constants: negations, boosters and dampeners, idioms", () => {
+    expect(new Set(packageConstant("NEGATE").map(([w]) => w))).toEqual(NEGATE);
+    const value = (v: string) => ({ B_INCR: 0.293, B_DECR: -0.293 })[v] ?? Number(v);
+    expect(new Map(packageConstant("BOOSTER_DICT").map(([w, v]) => [w, value(v)]))).toEqual(BOOSTER_DICT);
+    expect(new Map(packageConstant("SPECIAL_CASE_IDIOMS").map(([w, v]) => [w, value(v)]))).toEqual(SPECIAL_CASE_IDIOMS);
+    for (const [name, v] of [
+      ["B_INCR", 0.293],
+      ["B_DECR", -0.293],
+      ["C_INCR", 0.733],
+      ["N_SCALAR", -0.74],
+    ] as const)
+      expect(VADER_SOURCE).toContain(`export const ${name} = ${v};`);
+  });
+
+  it("reads the lexicon the package's build scores with (every lower-case entry, its valence)", () => {
+    let n = 0;
+    for (const [w, v] of Object.entries(lexicon)) {
+      if (w !== w.toLowerCase()) continue; // looked up lower-cased: never found, by the package or here
+      const got = vader.SentimentIntensityAnalyzer.sentiment_valence(
+        0,
+        { text: w, words_and_emoticons: [w], is_cap_diff: false },
+        w,
+        0,
+        [],
+      );
+      expect([w, got]).toEqual([w, [v]]);
+      n++;
+    }
+    expect(n).toBeGreaterThan(7_000);
+  });
+
+  it("splits on exactly what JavaScript's \\s matches, code unit by code unit", () => {
+    for (let c = 0; c < 0x10000; c++) {
+      const ch = String.fromCharCode(c);
+      const expected = /\s/.test(ch) ? ["ab", "cd"] : [`ab${ch}cd`];
+      if (vaderTokens(`ab${ch}cd`).join("|") !== expected.join("|"))
+        expect([c.toString(16), vaderTokens(`ab${ch}cd`)]).toEqual([c.toString(16), expected]);
+    }
+  });
+
+  it("rules where the order of operations matters", () => {
+    for (const t of [
+      "not very good",
+      "never so good",
+      "the movie was never this bad",
+      "this is the shit",
+      "it was the bomb but the ending sucked",
+      "yeah right, great service",
+      "he can cut the mustard",
+      "kiss of death for the band",
+      "living hand to mouth is hard",
+      "it is just enough good",
+      "it was kind of good",
+      "it was sort of bad",
+      "at least it works, the least helpful",
+      "very least good",
+      "VERY GOOD but not GREAT!!!",
+      "Great?? Terrible??? Fine????",
+      "I don't hate it without reason",
+      "The food was good, BUT the service was bad",
+      "",
+      "a",
+    ])
+      expect([t, polarityScores(t)]).toEqual([t, vader.SentimentIntensityAnalyzer.polarity_scores(t)]);
+  });
+
+  it("writes compound, pos, neg, neu into a buffer at an offset (the trained model's dense features)", () => {
+    const out = new Float64Array(6);
+    vaderScoresInto("What a wonderful day!", out, 2);
+    const p = vader.SentimentIntensityAnalyzer.polarity_scores("What a wonderful day!");
+    expect([...out]).toEqual([0, 0, p.compound, p.pos, p.neg, p.neu]);
+  });
+
+  it.skipIf(!hasSentimentData())(
+    `scores a fixed slice of GoEmotions (its test split) exactly like the package${skippedBecause(!hasSentimentData(), `no GoEmotions in ${referenceDir}`)}`,
+    () => {
+      const lines = readFileSync(join(referenceDir, "goemotions", "test.tsv"), "utf8").split("\n");
+      for (const line of lines) {
+        const t = line.split("\t")[0] as string;
+        expect(polarityScores(t)).toEqual(vader.SentimentIntensityAnalyzer.polarity_scores(t));
+      }
+      expect(lines.length).toBeGreaterThan(5_000);
+    },
+  );
 });

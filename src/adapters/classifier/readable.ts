@@ -26,7 +26,7 @@ const LETTER = /\p{L}/u;
 const isAsciiLetter = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 
 /** JavaScript's `\s` for one UTF-16 code unit (what `\S+` in a regular expression without /u stops at). */
-function isSpace(c: number): boolean {
+export function isSpace(c: number): boolean {
   if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
   if (c < 0xa0) return false;
   return (
