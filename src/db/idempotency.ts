@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import type { ExpressionBuilder, Kysely } from "kysely";
+import type { Compilable, ExpressionBuilder, Kysely, QueryResult } from "kysely";
 import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../ports/idempotency.js";
+import { preparedStatement } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 
 /** How long a completed `Idempotency-Key` answer is kept: the key is free again after it. */
@@ -35,34 +36,39 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     const nowMs = this.now();
     const nowIso = new Date(nowMs).toISOString();
     const lease_until = new Date(nowMs + leaseMs).toISOString();
-    await this.db
-      .deleteFrom("idempotency")
-      .where(at(ref))
-      .where("created_at", "<", new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString())
-      .execute();
+    const keptSince = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const owner = newOwner();
-      const inserted = await this.db
-        .insertInto("idempotency")
-        .values({
-          scope: ref.scope,
-          key: ref.key,
-          body_hash: bodyHash,
-          status: 0,
-          response: null,
-          created_at: nowIso,
-          owner,
-          lease_until,
-        })
-        .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false };
-      const row = await this.db
-        .selectFrom("idempotency")
-        .where(at(ref))
-        .select(["body_hash", "status", "response", "owner", "lease_until"])
-        .executeTakeFirst();
+      const inserted = await this.run(
+        this.db
+          .insertInto("idempotency")
+          .values({
+            scope: ref.scope,
+            key: ref.key,
+            body_hash: bodyHash,
+            status: 0,
+            response: null,
+            created_at: nowIso,
+            owner,
+            lease_until,
+          })
+          .onConflict((oc) => oc.doNothing()),
+      );
+      if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false };
+      const [row] = (
+        await this.run(
+          this.db
+            .selectFrom("idempotency")
+            .where(at(ref))
+            .select(["body_hash", "status", "response", "owner", "lease_until", "created_at"]),
+        )
+      ).rows;
       if (!row) continue; // released or expired between the insert and the read
+      if (row.created_at < keptSince) {
+        // Kept 24 hours: an older row is as if it were not there (whoever deletes it, claim again).
+        await this.db.deleteFrom("idempotency").where(at(ref)).where("created_at", "<", keptSince).execute();
+        continue;
+      }
       if (row.body_hash !== bodyHash) return { kind: "mismatch" };
       if (row.status !== 0 && row.response !== null) return { kind: "replay", status: row.status, body: row.response };
       if (row.lease_until !== null && row.lease_until > nowIso) return { kind: "in_progress" };
@@ -84,6 +90,11 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return { kind: "in_progress" };
   }
 
+  /** Runs one of the statements every idempotent request sends: prepared once per connection on PostgreSQL. */
+  private run<R>(query: Compilable<R>): Promise<QueryResult<R>> {
+    return this.db.executeQuery(preparedStatement(query.compile()));
+  }
+
   async renew(ref: IdempotencyRef, owner: string, leaseMs: number): Promise<boolean> {
     const res = await this.db
       .updateTable("idempotency")
@@ -94,11 +105,9 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(ref: IdempotencyRef, owner: string, status: number, body: string): Promise<void> {
-    await this.db
-      .updateTable("idempotency")
-      .where(heldBy(ref, owner))
-      .set({ status, response: body, lease_until: null })
-      .execute();
+    await this.run(
+      this.db.updateTable("idempotency").where(heldBy(ref, owner)).set({ status, response: body, lease_until: null }),
+    );
   }
 
   async release(ref: IdempotencyRef, owner: string): Promise<void> {

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/db/database.js";
-import { SqlIdempotencyStore } from "../../src/db/idempotency.js";
+import { IDEMPOTENCY_TTL_MS, SqlIdempotencyStore } from "../../src/db/idempotency.js";
 import { migrate } from "../../src/db/migrations.js";
 import { sha256Hex } from "../../src/lib/hash.js";
 import type { IdempotencyClaim } from "../../src/ports/idempotency.js";
@@ -57,6 +57,23 @@ function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup:
       expect(again).toMatchObject({ kind: "owned", takeover: false });
       await store.release(ref, ownerOf(again));
       expect(await store.claim(ref, h, LEASE)).toMatchObject({ kind: "owned", takeover: false });
+    });
+
+    it("idempotency: an answer is kept 24 hours, then the key is free again, for any body", async () => {
+      let clock = Date.parse("2026-03-01T00:00:00Z");
+      const store = new SqlIdempotencyStore(database.db, () => clock);
+      const ref = { scope: "s", key: "kept-1" };
+      const first = await store.claim(ref, "h", LEASE);
+      await store.complete(ref, ownerOf(first), 200, "answer");
+      clock += IDEMPOTENCY_TTL_MS - 1;
+      expect(await store.claim(ref, "h", LEASE)).toEqual({ kind: "replay", status: 200, body: "answer" });
+      expect(await store.claim(ref, "other", LEASE)).toEqual({ kind: "mismatch" });
+      clock += 2;
+      const claims = await Promise.all(Array.from({ length: 10 }, () => store.claim(ref, "other", LEASE)));
+      expect(claims.filter((c) => c.kind === "owned")).toEqual([
+        { kind: "owned", owner: expect.any(String), takeover: false },
+      ]);
+      expect(claims.filter((c) => c.kind !== "owned")).toEqual(Array(9).fill({ kind: "in_progress" }));
     });
 
     it("idempotency: a lease runs out unless renewed; one request takes over; the old owner is locked out", async () => {

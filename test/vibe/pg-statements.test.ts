@@ -41,6 +41,18 @@ describe.skipIf(!DATABASE_URL)(`classify's statements on PostgreSQL ${skipReason
     expect(sent[0]?.name).toMatch(/^almanac_[0-9a-f]{16}$/);
   });
 
+  it("an idempotent call adds two statements: its claim and its stored answer", async () => {
+    const key = await t.deps.keys.create({ name: "idem", permissions: ["vibe.classify"] });
+    await statementsOf(t, bearer(key.key));
+    const sent = await statementsOf(t, { ...bearer(key.key), "Idempotency-Key": `pg-${Date.now()}` });
+    expect(sent.map((s) => s.text.replace("/* prepared */ ", "").split(" ")[0])).toEqual([
+      "insert",
+      "select",
+      "update",
+    ]);
+    expect(sent.every((s) => s.name !== undefined)).toBe(true);
+  });
+
   /** An account-page key of a new account on `plan`, with `uses` left for the account. */
   async function accountKey(plan: "free" | "pro", uses: number) {
     const ak = t.deps.accountKeys;
