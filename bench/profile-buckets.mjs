@@ -21,7 +21,8 @@ function moduleAt(url, line) {
       readFileSync(path, "utf8")
         .split("\n")
         .forEach((l, i) => {
-          const m = /^\/\/ (src\/\S+|node_modules\/\S+)/.exec(l);
+          // A worktree whose node_modules is a link to another checkout's: `// ../main/node_modules/…`.
+          const m = /^\/\/ (?:\.\.\/[^/\s]+\/)*(src\/\S+|node_modules\/\S+)/.exec(l);
           if (m) marks.push([i, m[1]]);
         });
     } catch {}
@@ -45,17 +46,22 @@ function bucket(n) {
   if (/node:internal\/(process\/task_queues|timers)|^node:timers/.test(url) || f === "runMicrotasks")
     return "ticks, timers, microtasks";
   if (url.startsWith("node:") || url === "") return "other node internals / native";
-  if (url.includes("node_modules/hono/")) return "hono (compose, context, routing, validator)";
-  if (url.includes("@hono/node-server")) return "@hono/node-server (Request/Response bridge)";
-  if (/node_modules\/(zod|@hono\/zod)/.test(url)) return "zod validation";
-  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (m) return m[1];
+  const pkg = packageOf(url);
+  if (pkg) return pkg;
   const source = /\/(src\/.+)$/.exec(url); // run through tsx: the source file itself
   if (source && !url.includes("/dist/"))
     return source[1].startsWith("src/adapters/limiter") ? "limiter (limits.db)" : source[1];
   const mod = moduleAt(url, lineNumber);
   if (mod.startsWith("src/adapters/limiter")) return "limiter (limits.db)";
-  return mod;
+  // A package the bundle holds (hono, zod): its bucket as if it were loaded from node_modules.
+  return packageOf(mod) ?? mod;
+}
+function packageOf(path) {
+  if (path.includes("node_modules/hono/")) return "hono (compose, context, routing, validator)";
+  if (path.includes("@hono/node-server")) return "@hono/node-server (Request/Response bridge)";
+  if (/node_modules\/(zod|@hono\/zod|@asteasolutions)/.test(path)) return "zod validation";
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  return m?.[1];
 }
 const t = new Map();
 let total = 0,
