@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteRateLimiter } from "../../src/adapters/limiter.js";
+import { leaseSize, SqliteRateLimiter } from "../../src/adapters/limiter.js";
 import { MemoryRateLimiter } from "../../src/adapters/memory-limiter.js";
 import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
 import { createRedis, untilReady } from "../../src/adapters/redis.js";
@@ -172,6 +172,116 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
       expect.stringMatching(/WITHOUT ROWID$/),
     ]);
     db.close();
+  });
+
+  /** The committed count of `key` under rule `r` in `dir`'s limits.db, read by another connection. */
+  function committed(dir: string, r: { name: string }, key: string): number | undefined {
+    const reader = openSqliteFile(join(dir, "limits.db"), { readonly: true });
+    try {
+      return (
+        reader.prepare("SELECT points FROM rate_limits WHERE key = ?").get(`${r.name}:${key}`) as
+          | { points: number }
+          | undefined
+      )?.points;
+    } finally {
+      reader.close();
+    }
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("a key far from its limit spends from a committed lease: later turns commit nothing until it is used up", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    try {
+      const r = rule(100_000);
+      const size = leaseSize(r);
+      expect(size).toBeGreaterThan(1);
+      expect(await one.consume(r, "ip")).toMatchObject({ allowed: true, remaining: 99_999 });
+      // Claimed before anything is spent from it: the decision's point and the whole lease.
+      expect(committed(dir, r, "ip")).toBe(1 + size);
+      const left: number[] = [];
+      for (let i = 0; i < size; i++) {
+        left.push((await one.consume(r, "ip")).remaining);
+        await nextTurn();
+      }
+      expect(left).toEqual(Array.from({ length: size }, (_, i) => 99_998 - i));
+      expect(committed(dir, r, "ip")).toBe(1 + size);
+      // Used up: the next decision commits again (and claims the next lease).
+      expect((await one.consume(r, "ip")).remaining).toBe(99_998 - size);
+      expect(committed(dir, r, "ip")).toBe(2 + 2 * size);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("with leases a burst gets exactly the limit, and close() gives back what is left (a restart keeps the exact count)", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const r = rule(1_000);
+    const decisions = [];
+    for (let turn = 0; turn < 30; turn++) {
+      decisions.push(...(await Promise.all(Array.from({ length: 50 }, () => one.consume(r, "ip")))));
+    }
+    const allowed = decisions.filter((d) => d.allowed);
+    expect(allowed).toHaveLength(1_000);
+    expect(new Set(allowed.map((d) => d.remaining)).size).toBe(1_000);
+    await one.close();
+    // Refused spends count too (1,500 in all); nothing of a lease is left counted.
+    expect(committed(dir, r, "ip")).toBe(1_500);
+
+    const lent = rule(1_000);
+    const before = new SqliteRateLimiter(dir);
+    for (let i = 0; i < 10; i++) await before.consume(lent, "ip");
+    expect(committed(dir, lent, "ip")).toBeGreaterThan(10);
+    await before.close();
+    expect(committed(dir, lent, "ip")).toBe(10);
+    const after = new SqliteRateLimiter(dir);
+    expect((await after.consume(lent, "ip")).remaining).toBe(989);
+    await after.close();
+  });
+
+  it("a lease that ends gives back what is left without another decision", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    try {
+      const r = rule(100_000);
+      await one.consume(r, "ip");
+      await one.consume(r, "ip");
+      expect(committed(dir, r, "ip")).toBe(1 + leaseSize(r));
+      // Back once the lease has ended (LEASE_MS), whether or not the key is asked for again.
+      await waitUntil(async () => committed(dir, r, "ip") === 2);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("two workers with leases: a refusal waits for the other's live lease to come back, so the limit is exact", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const two = new SqliteRateLimiter(dir);
+    try {
+      const r = rule(128);
+      expect(leaseSize(r)).toBe(2);
+      // `one` claims a lease of 2 it will not use; `two` spends the rest of the budget.
+      expect((await one.consume(r, "ip")).allowed).toBe(true);
+      const byTwo = [];
+      for (let i = 0; i < 130; i++) byTwo.push(await two.consume(r, "ip"));
+      // 127 left after one's call: all of them, though one's lease held 2 of them at the time.
+      expect(byTwo.filter((d) => d.allowed)).toHaveLength(127);
+      expect(byTwo.slice(127).every((d) => !d.allowed)).toBe(true);
+
+      const burst = rule(1_000);
+      const results = [];
+      for (let turn = 0; turn < 32; turn++) {
+        results.push(
+          ...(await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? one : two).consume(burst, "ip")))),
+        );
+      }
+      expect(results.filter((d) => d.allowed)).toHaveLength(1_000);
+    } finally {
+      await one.close();
+      await two.close();
+    }
   });
 
   it("a count outlives the limiter that kept it (a restart)", async () => {
