@@ -42,6 +42,8 @@ class Retry {
 /** A decision or change waiting for the next commit, with whoever awaits it. */
 interface Pending {
   run: (now: number) => unknown;
+  /** The answer from this process's lease, if it can give one (then `run` does not run). */
+  leased?: (now: number) => unknown;
   /** False for a read (spending 0 points): a batch of reads only needs no write transaction. */
   writes: boolean;
   resolve: (value: never) => void;
@@ -70,7 +72,8 @@ interface Pending {
  * Leases: for a key far from its limit (rules of 128 points or more), a decision also claims a
  * lease of `leaseSize(rule)` points, added to the count in the same commit and recorded in
  * `rate_leases`, and this process spends the next decisions of that key from it with no commit
- * for up to `LEASE_MS`. Claimed first, spent after: the committed count is never below what was
+ * for up to `LEASE_MS` (answered at the same point of the turn as committed ones: a turn's
+ * answers still leave together, which saves the peers a wake-up each under load). Claimed first, spent after: the committed count is never below what was
  * spent, so a lease can never let more than `points` through, on one process or on several. What
  * is left of a lease goes back to the count when it ends, at the key's next decision that the
  * lease cannot take, and at `close()`; so a graceful restart loses nothing, and a `kill -9` counts
@@ -161,9 +164,11 @@ export class SqliteRateLimiter implements RateLimiter {
 
   consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
     const id = keyOf(rule, key);
-    const leased = this.fromLease(rule, id, points, Date.now());
-    if (leased) return Promise.resolve(leased);
-    return this.queue(points > 0, (now) => this.fromLease(rule, id, points, now) ?? this.decide(rule, id, points, now));
+    return this.queue(
+      points > 0,
+      (now) => this.fromLease(rule, id, points, now) ?? this.decide(rule, id, points, now),
+      (now) => this.fromLease(rule, id, points, now),
+    );
   }
 
   async refund(rule: LimitRule, key: string, points = 1): Promise<void> {
@@ -262,10 +267,14 @@ export class SqliteRateLimiter implements RateLimiter {
   }
 
   /** Runs `run` in the next group commit; its result once that commit is done. */
-  private queue<T>(writes: boolean, run: (now: number) => T | Retry): Promise<T> {
+  private queue<T>(
+    writes: boolean,
+    run: (now: number) => T | Retry,
+    leased?: (now: number) => T | undefined,
+  ): Promise<T> {
     if (this.closed) return Promise.reject(new Error("the rate limiter is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.enqueue({ run, writes, resolve: resolve as (value: never) => void, reject });
+      this.enqueue({ run, leased, writes, resolve: resolve as (value: never) => void, reject });
     });
   }
 
@@ -283,13 +292,21 @@ export class SqliteRateLimiter implements RateLimiter {
 
   private flush(): void {
     this.scheduled = false;
-    const ops = this.pending;
-    if (ops.length === 0 || this.closed) return;
+    if (this.pending.length === 0 || this.closed) return;
+    const now = Date.now();
+    // Answers from leases need no transaction; they leave with the turn's committed ones.
+    const ops: Pending[] = [];
+    for (const op of this.pending) {
+      const answer = op.leased?.(now);
+      if (answer === undefined) ops.push(op);
+      else op.resolve(answer as never);
+    }
     this.pending = [];
+    if (ops.length === 0) return;
     let results: unknown[];
     const writes = ops.some((op) => op.writes);
     try {
-      results = this.commit(ops, Date.now(), writes);
+      results = this.commit(ops, now, writes);
     } catch (err) {
       // Rolled back: nothing of the batch counted (leases claimed in it included), and every
       // caller hears so. A lease given back in it stays forgotten: its points stay counted.
