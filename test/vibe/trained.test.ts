@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
+import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { featureBuffer } from "../../src/adapters/classifier/features.js";
-import { logits } from "../../src/adapters/classifier/linear-model.js";
+import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../src/adapters/classifier/features.js";
+import { calibrated, logits, predict } from "../../src/adapters/classifier/linear-model.js";
 import {
   decodeModel,
   encodeModel,
@@ -134,5 +135,50 @@ describe("the weights file", () => {
     const c = new TrainedClassifier(loadShippedModel());
     const r = await c.classify(["good", "bad"]);
     expect(r.ok && r.results.map((x) => x.label)).toEqual(["positive", "negative"]);
+  });
+});
+
+describe("1.2.0 is stacked on VADER's own four scores", () => {
+  const TEXTS = [
+    "I love this!",
+    "The food was not good.",
+    "Worst support EVER!!!",
+    "kind of ok, but the least helpful",
+  ];
+
+  it("its file names VADER's scores after the lexicon features", () => {
+    const model = loadShippedModel();
+    expect(model.vader).toBe(true);
+    expect(model.dense.length).toBe((DENSE.length + VADER_DENSE.length) * 3);
+    expect(decodeModel(encodeModel(model)).vader).toBe(true);
+  });
+
+  it("answers exactly as the model over the package's own polarity_scores would", () => {
+    const model = loadShippedModel();
+    const c = new TrainedClassifier(model);
+    const buf = featureBuffer();
+    const z = new Float64Array(3);
+    for (const text of TEXTS) {
+      featurize(text, model.bits, buf);
+      const v = vader.SentimentIntensityAnalyzer.polarity_scores(text);
+      buf.dense.set([v.compound, v.pos, v.neg, v.neu], DENSE.length);
+      logits(model, buf, z);
+      calibrated(model, z);
+      const s = c.classifyOne(text).scores;
+      expect([s.positive, s.neutral, s.negative]).toEqual([...z]);
+    }
+  });
+
+  it("a file without VADER's scores (1.1.0's layout) still decodes, and is served without them", () => {
+    const model = loadShippedModel();
+    const plain = { ...model, vader: false, dense: model.dense.slice(0, DENSE.length * 3) };
+    const again = decodeModel(encodeModel(plain));
+    expect(again.vader).toBe(false);
+    const buf = featureBuffer();
+    buf.dense.fill(7);
+    const out = new Float64Array(3);
+    predict(again, "I love this!", buf, out);
+    expect([...buf.dense.subarray(DENSE.length)]).toEqual([7, 7, 7, 7]);
+    expect(() => encodeModel({ ...model, dense: model.dense.slice(3) })).toThrow(/dense/);
   });
 });

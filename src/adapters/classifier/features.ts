@@ -24,6 +24,12 @@ export const DENSE = [
   "neutral_share",
 ] as const;
 
+/**
+ * VADER's own four scores (its `polarity_scores`, computed exactly by vader-scores.ts), dense
+ * features after DENSE in a model that stacks on VADER (1.2.0 on): compound, pos, neg, neu.
+ */
+export const VADER_DENSE = ["vader_compound", "vader_pos", "vader_neg", "vader_neu"] as const;
+
 /** VADER's negation words (its NEGATE list, apostrophes optional) and "n't" endings. */
 const NEGATIONS = new Set(
   "aint arent cannot cant couldnt darent didnt doesnt dont hadnt hasnt havent isnt mightnt mustnt neednt oughtnt shant shouldnt wasnt werent wont wouldnt neither never none nope nor not no nothing nowhere without rarely seldom despite uhuh".split(
@@ -70,6 +76,7 @@ export interface FeatureBuffer {
   index: Int32Array;
   value: Float32Array;
   n: number;
+  /** DENSE, then room for VADER_DENSE (filled by the model when it stacks on VADER). */
   dense: Float64Array;
   /**
    * Negation-scope features the trainer can add to the dense ones (NEGATION_EXTRA; not used by
@@ -88,7 +95,7 @@ export function featureBuffer(): FeatureBuffer {
     index: new Int32Array(MAX_SPARSE),
     value: new Float32Array(MAX_SPARSE),
     n: 0,
-    dense: new Float64Array(DENSE.length),
+    dense: new Float64Array(DENSE.length + VADER_DENSE.length),
     negation: new Float64Array(NEGATION_EXTRA.length),
   };
 }

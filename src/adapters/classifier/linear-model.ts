@@ -1,4 +1,5 @@
 import { DENSE, type FeatureBuffer, featurize } from "./features.js";
+import { vaderScoresInto } from "./vader-scores.js";
 
 /** Class order of every weight row and probability triple: the port's LABELS. */
 export const CLASSES = 3;
@@ -13,15 +14,17 @@ export interface LinearModel {
   /** weights[bucket * 3 + class] · scale[class] */
   weights: Int8Array | Float32Array;
   scale: [number, number, number];
-  /** dense[feature * 3 + class] */
+  /** dense[feature * 3 + class]: DENSE, then VADER_DENSE when `vader` (or a trainer experiment's extras). */
   dense: Float64Array;
+  /** Stacked on VADER: its four scores follow DENSE in the dense features. */
+  vader?: boolean;
   temperature: number;
   /** Per-class gain on the logits (vector scaling); [1, 1, 1] when only a temperature is fitted. */
   gain: [number, number, number];
   bias: [number, number, number];
 }
 
-/** Raw logits of the features in `buf` (before calibration), written into `out`. */
+/** Raw logits of the features in `buf` (before calibration), written into `out`; every dense weight counts. */
 export function logits(model: LinearModel, buf: FeatureBuffer, out: Float64Array): void {
   let a = 0;
   let b = 0;
@@ -38,7 +41,8 @@ export function logits(model: LinearModel, buf: FeatureBuffer, out: Float64Array
   b *= model.scale[1];
   c *= model.scale[2];
   const d = model.dense;
-  for (let f = 0; f < DENSE.length; f++) {
+  const nd = d.length / 3;
+  for (let f = 0; f < nd; f++) {
     const x = buf.dense[f] as number;
     a += (d[f * 3] as number) * x;
     b += (d[f * 3 + 1] as number) * x;
@@ -69,6 +73,7 @@ export function calibrated(model: LinearModel, z: Float64Array): void {
 /** Calibrated probabilities of one text. */
 export function predict(model: LinearModel, text: string, buf: FeatureBuffer, out: Float64Array): void {
   featurize(text, model.bits, buf);
+  if (model.vader) vaderScoresInto(text, buf.dense, DENSE.length);
   logits(model, buf, out);
   calibrated(model, out);
 }

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DENSE } from "./features.js";
+import { DENSE, VADER_DENSE } from "./features.js";
 import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
 export const MODEL_NAME = "almanac-sentiment-lr";
-export const MODEL_VERSION = "1.1.0";
+export const MODEL_VERSION = "1.2.0";
 
 const MAGIC = "ALSENT01";
 
@@ -15,6 +15,7 @@ interface Header {
   bits: number;
   scale: [number, number, number];
   dense: number[];
+  /** DENSE, then VADER_DENSE in a model stacked on VADER. */
   denseNames: readonly string[];
   temperature: number;
   /** Absent in files written before vector scaling: [1, 1, 1]. */
@@ -28,13 +29,16 @@ interface Header {
  */
 export function encodeModel(model: LinearModel): Buffer {
   if (!(model.weights instanceof Int8Array)) throw new Error("quantise the model before writing it");
+  const denseNames = model.vader ? [...DENSE, ...VADER_DENSE] : DENSE;
+  if (model.dense.length !== denseNames.length * CLASSES)
+    throw new Error("the model's dense weights are not DENSE (+ VADER_DENSE)");
   const header: Header = {
     name: MODEL_NAME,
     version: MODEL_VERSION,
     bits: model.bits,
     scale: model.scale,
     dense: [...model.dense],
-    denseNames: DENSE,
+    denseNames,
     temperature: model.temperature,
     gain: model.gain,
     bias: model.bias,
@@ -50,7 +54,9 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
   if (bytes.subarray(0, 8).toString() !== MAGIC) throw new Error("not a sentiment model file");
   const len = bytes.readUInt32LE(8);
   const header = JSON.parse(bytes.subarray(12, 12 + len).toString()) as Header;
-  if (header.denseNames.join() !== DENSE.join()) throw new Error("model file's dense features differ from this code's");
+  const vader = header.denseNames.join() === [...DENSE, ...VADER_DENSE].join();
+  if (!vader && header.denseNames.join() !== DENSE.join())
+    throw new Error("model file's dense features differ from this code's");
   const body = bytes.subarray(12 + len);
   if (body.length !== CLASSES << header.bits) throw new Error("model file is truncated");
   const weights = new Int8Array(body.length);
@@ -62,6 +68,7 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
     weights,
     scale: header.scale,
     dense: Float64Array.from(header.dense),
+    vader,
     temperature: header.temperature,
     gain: header.gain ?? [1, 1, 1],
     bias: header.bias,

@@ -70,26 +70,26 @@ export type ClassifyResponseBody = z.infer<typeof ClassifyResponse>;
 
 /** What the embedded model answers for the request example (real output, not made up). */
 export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
-  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.1.0" },
+  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.2.0" },
   labels: ["positive", "neutral", "negative"],
   results: [
     {
       index: 0,
       label: "positive",
-      confidence: 0.9918549993637483,
-      scores: { positive: 0.9918549993637483, neutral: 0.0061573277214073165, negative: 0.0019876729148443984 },
+      confidence: 0.9933438109137054,
+      scores: { positive: 0.9933438109137054, neutral: 0.00502124737434943, negative: 0.0016349417119452092 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.5532242366652798,
-      scores: { positive: 0.23416107060493416, neutral: 0.5532242366652798, negative: 0.21261469272978611 },
+      confidence: 0.5583204479079132,
+      scores: { positive: 0.2322683117965824, neutral: 0.5583204479079132, negative: 0.20941124029550431 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.8394492818255438,
-      scores: { positive: 0.07155121204992893, neutral: 0.08899950612452721, negative: 0.8394492818255438 },
+      confidence: 0.8520016122931902,
+      scores: { positive: 0.0698462806710062, neutral: 0.07815210703580365, negative: 0.8520016122931902 },
     },
   ],
   usage: { texts: 3 },
