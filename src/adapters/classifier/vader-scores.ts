@@ -7,7 +7,8 @@ import { isSpace } from "./readable.js";
  * every rule runs once per token over precomputed facts (lower-case form, capitals, lexicon
  * valence) instead of re-deriving them: same tokens, same rules, the same floating-point
  * operations in the same order, so the four scores are the package's exactly (test/vibe/vader-tokens.test.ts
- * compares them on generated texts and on every text of ../shared/data/sentiment). The lexicon is
+ * compares them on generated texts and on fixed slices of ../shared/data/sentiment, `npm run
+ * check:vader` on every text of it; docs/model-card.md, *The VADER scorer*). The lexicon is
  * the package's own, read at run time. The package's `SentiText` maps each token through a
  * dictionary of every (punctuation × word) pair of the text; `vaderTokens` gives the same tokens
  * in linear time.
@@ -279,8 +280,8 @@ export function vaderScoresInto(text: string, out: Float64Array, at = 0): void {
   let neutral = 0;
   for (let i = 0; i < n; i++) {
     let v = valence[i] as number;
-    // not in the lexicon, a booster, or "kind" before "of": 0 (no booster is in the lexicon)
-    if (Number.isNaN(v) || (i < n - 1 && lower[i] === "kind" && lower[i + 1] === "of")) v = 0;
+    // "kind" before "of", a booster, or not in the lexicon: 0
+    if ((i < n - 1 && lower[i] === "kind" && lower[i + 1] === "of") || booster[i] !== 0 || Number.isNaN(v)) v = 0;
     else {
       if (upper[i] && capDiff) v = v > 0 ? v + C_INCR : v - C_INCR;
       for (let k = 0; k < 3 && k < i; k++) {
