@@ -39,7 +39,7 @@ import { scoresFromCompound } from "../src/adapters/classifier/vader.js";
 import { polarityScores, vaderScoresInto } from "../src/adapters/classifier/vader-scores.js";
 import { CORPORA, type Corpus, type Example, loadCorpora, rng, sentimentDir } from "./train-data.js";
 import { type Metrics, score } from "./train-metrics.js";
-import { METRICS_END, METRICS_START, markdownReport } from "./train-report.js";
+import { cardMetrics, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
 
 export interface Variant {
   name: string;
@@ -622,12 +622,6 @@ function storedLoco(): Map<string, LocoRow[]> {
   return new Map(report.variants.map((x) => [definition(x.variant), x.loco]));
 }
 
-/** metrics.json: the report without its run time (the rest is reproducible), numbers to 5 decimals. */
-function metricsJson(report: Report): string {
-  const round = (_k: string, v: unknown) => (typeof v === "number" ? Number(v.toFixed(5)) : v);
-  return `${JSON.stringify({ ...report, trainSeconds: undefined }, round, 1)}\n`;
-}
-
 const out = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 
 /** The model card's figures: the part between its metrics markers. */
@@ -635,7 +629,7 @@ function writeCard(report: Report) {
   const card = readFileSync(out("docs/model-card.md"), "utf8");
   const [head, rest] = card.split(METRICS_START) as [string, string];
   const tail = rest.split(METRICS_END)[1] ?? "";
-  writeFileSync(out("docs/model-card.md"), `${head}${METRICS_START}\n${markdownReport(report)}${METRICS_END}${tail}`);
+  writeFileSync(out("docs/model-card.md"), `${head}${METRICS_START}\n${cardMetrics(report)}${METRICS_END}${tail}`);
 }
 
 function main() {

@@ -60,6 +60,20 @@ function beforeAfter(r: Report): string[] {
   ];
 }
 
+/** metrics.json: the report without its run time (the rest is reproducible), numbers to 5 decimals. */
+export function metricsJson(report: Report): string {
+  const round = (_k: string, v: unknown) => (typeof v === "number" ? Number(v.toFixed(5)) : v);
+  return `${JSON.stringify({ ...report, trainSeconds: undefined }, round, 1)}\n`;
+}
+
+/**
+ * The card's metrics section, always rendered from the figures as metrics.json stores them (to 5
+ * decimals), so that a fresh run, `--reuse` and `--card-only` write the same card.
+ */
+export function cardMetrics(report: Report): string {
+  return markdownReport(JSON.parse(metricsJson(report)) as Report);
+}
+
 export function markdownReport(r: Report): string {
   const out: string[] = [];
   out.push(

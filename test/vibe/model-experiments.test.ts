@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LocoRow, Report, Variant } from "../../scripts/train-classifier.js";
 import type { Metrics } from "../../scripts/train-metrics.js";
-import { markdownReport } from "../../scripts/train-report.js";
+import { cardMetrics, markdownReport, metricsJson } from "../../scripts/train-report.js";
 import { featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
 
 /** The trainer's experiment support: negation-scope features and every variant's full table in the card. */
@@ -81,5 +81,16 @@ describe("the model card's metrics section", () => {
     expect(rows[0]).toBe(
       "| tweets | 100 | 55.0 (54.0–56.0) | -5.0 | 0.600 (0.590–0.610) | 80.0 (79.0–81.0) (80) | +0.0 | 0.900 (0.890–0.910) | 0.500 (0.490–0.510) | 0.080 (0.070–0.090) |",
     );
+  });
+
+  it("renders the card from the figures as metrics.json stores them: a fresh run and a reused one agree", () => {
+    const fresh = structuredClone(report);
+    const row = fresh.variants[0]?.loco[0] as LocoRow;
+    row.model.ece = { value: 0.08149996, lo: 0.07, hi: 0.09 }; // 0.081 as it is, stored as 0.0815: 0.082
+    const stored = JSON.parse(metricsJson(fresh)) as Report;
+    expect(stored.variants[0]?.loco[0]?.model.ece.value).toBe(0.0815);
+    expect(markdownReport(fresh)).not.toBe(markdownReport(stored));
+    expect(cardMetrics(fresh)).toBe(cardMetrics(stored));
+    expect(cardMetrics(fresh)).toBe(markdownReport(stored));
   });
 });
