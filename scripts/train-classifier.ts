@@ -38,8 +38,8 @@ import { UNREADABLE_SCORES } from "../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../src/adapters/classifier/vader.js";
 import { polarityScores, vaderScoresInto } from "../src/adapters/classifier/vader-scores.js";
 import { CORPORA, type Corpus, type Example, loadCorpora, rng, sentimentDir } from "./train-data.js";
-import { type Metrics, score } from "./train-metrics.js";
-import { cardMetrics, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
+import { type Metrics, type Paired, pairedScore, score } from "./train-metrics.js";
+import { BEFORE, cardMetrics, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
 
 export interface Variant {
   name: string;
@@ -596,7 +596,12 @@ export interface Report {
   model: { name: string; version: string; bits: number; bytes: number; variant: Variant };
   data: Record<Corpus, { train: number; calibration: number; test: number }>;
   variants: { variant: Variant; loco: LocoRow[] }[];
-  shipped: { loco: LocoRow[]; test: Record<Corpus, { model: Metrics; vader: Metrics }> };
+  shipped: {
+    loco: LocoRow[];
+    test: Record<Corpus, { model: Metrics; vader: Metrics }>;
+    /** Left one corpus out, text by text: the shipped model against the one before (BEFORE). */
+    paired?: { against: string; rows: { heldOut: Corpus; paired: Paired }[] };
+  };
   trainSeconds: number;
 }
 
@@ -730,15 +735,26 @@ function main() {
   };
   const evalStore = (v: Variant) => prepared({ ...v, ambiguous: "drop" }).store;
 
-  const loco = (v: Variant): LocoRow[] =>
-    CORPORA.map((held) => {
+  /** A variant trained and calibrated without `held`, scored on all of it (kept for the paired comparison). */
+  const heldOutRuns = new Map<string, { model: TrainModel; rows: number[]; ex: Example[]; p: Float64Array }>();
+  const heldOut = (v: Variant, held: Corpus) => {
+    const key = `${definition(v)}|${held}`;
+    let run = heldOutRuns.get(key);
+    if (!run) {
       const model = fitModel(
         v,
         CORPORA.filter((c) => c !== held),
       );
       const rows = evalRows((e) => e.corpus === held);
       const ex = rows.map((r) => evalExamples[r] as Example);
-      const p = probabilities(model, evalStore(v), evalExamples, rows, v.sparse);
+      run = { model, rows, ex, p: probabilities(model, evalStore(v), evalExamples, rows, v.sparse) };
+      heldOutRuns.set(key, run);
+    }
+    return run;
+  };
+  const loco = (v: Variant): LocoRow[] =>
+    CORPORA.map((held) => {
+      const { model, rows, ex, p } = heldOut(v, held);
       const row = {
         heldOut: held,
         model: score(p, ex),
@@ -799,6 +815,15 @@ function main() {
     return { variant: v, loco: kept ?? loco(v) };
   });
   const shippedLoco = variants.find((x) => x.variant === SHIPPED)?.loco ?? [];
+  // The model before (the variant named "… (x.y.z)") against the shipped one, text by text.
+  const before = chosen.find((v) => BEFORE.test(v.name));
+  const paired = before && {
+    against: before.name.match(BEFORE)?.[1] as string,
+    rows: CORPORA.map((held) => {
+      const a = heldOut(before, held);
+      return { heldOut: held, paired: pairedScore(a.p, heldOut(SHIPPED, held).p, a.ex) };
+    }),
+  };
 
   const model = fitModel(SHIPPED, CORPORA);
   const test = Object.fromEntries(
@@ -826,7 +851,7 @@ function main() {
     model: { name: MODEL_NAME, version: MODEL_VERSION, bits: SHIPPED.bits, bytes: bytes.length, variant: SHIPPED },
     data,
     variants,
-    shipped: { loco: shippedLoco, test },
+    shipped: { loco: shippedLoco, test, ...(paired ? { paired } : {}) },
     trainSeconds: Math.round((performance.now() - started) / 1000),
   };
   if (!process.argv.includes("--no-write")) {

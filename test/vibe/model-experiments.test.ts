@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LocoRow, Report, Variant } from "../../scripts/train-classifier.js";
-import type { Metrics } from "../../scripts/train-metrics.js";
+import type { Example } from "../../scripts/train-data.js";
+import { type Metrics, pairedScore } from "../../scripts/train-metrics.js";
 import { cardMetrics, markdownReport, metricsJson } from "../../scripts/train-report.js";
 import { featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
 
@@ -92,5 +93,37 @@ describe("the model card's metrics section", () => {
     expect(markdownReport(fresh)).not.toBe(markdownReport(stored));
     expect(cardMetrics(fresh)).toBe(cardMetrics(stored));
     expect(cardMetrics(fresh)).toBe(markdownReport(stored));
+  });
+});
+
+describe("paired comparison of two models on the same texts", () => {
+  const ex = Array.from({ length: 40 }, (_, i) => ({
+    corpus: "tweets",
+    split: "test",
+    text: `t${i}`,
+    label: (i % 2 === 0 ? 0 : 2) as 0 | 2,
+    binary: (i % 2 === 0 ? 0 : 2) as 0 | 2,
+  })) as Example[];
+  const right = (e: Example) => (e.label === 0 ? [0.7, 0.2, 0.1] : [0.1, 0.2, 0.7]);
+  const wrong = (e: Example) => (e.label === 0 ? [0.1, 0.2, 0.7] : [0.7, 0.2, 0.1]);
+
+  it("is zero with zero-width intervals for the same model", () => {
+    const p = Float64Array.from(ex.flatMap((e, i) => (i < 30 ? right(e) : wrong(e))));
+    const d = pairedScore(p, p, ex);
+    for (const k of ["accuracy", "binaryAccuracy", "logLoss", "ece"] as const)
+      expect([k, d[k].value, d[k].lo, d[k].hi]).toEqual([k, 0, 0, 0]);
+    expect([d.accuracy.onlyA, d.accuracy.onlyB]).toEqual([0, 0]);
+  });
+
+  it("counts the texts only one model gets right, and the difference b − a", () => {
+    const a = Float64Array.from(ex.flatMap((e, i) => (i < 30 ? right(e) : wrong(e))));
+    const b = Float64Array.from(ex.flatMap((e, i) => (i < 34 && i !== 0 ? right(e) : wrong(e))));
+    const d = pairedScore(a, b, ex);
+    expect([d.accuracy.onlyA, d.accuracy.onlyB]).toEqual([1, 4]);
+    expect(d.accuracy.value).toBeCloseTo(3 / 40, 12);
+    expect(d.binaryAccuracy.value).toBeCloseTo(3 / 40, 12);
+    expect(d.accuracy.lo).toBeLessThanOrEqual(d.accuracy.value);
+    expect(d.accuracy.hi).toBeGreaterThanOrEqual(d.accuracy.value);
+    expect(d.logLoss.value).toBeLessThan(0);
   });
 });
