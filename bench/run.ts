@@ -109,6 +109,25 @@ async function main() {
       target: async (s) => classify(s, await createKey(s, "vibe.classify")),
       cleanup: async () => pgDrop?.(),
     },
+    {
+      // What many instances run: PostgreSQL for keys and usage, Redis for every limit.
+      key: "classify-scale",
+      route: "POST /v1/vibe/classify, PostgreSQL + Redis",
+      perRequest: TEXTS.length,
+      env: async () => {
+        const unreachable = await resetRedis();
+        if (unreachable) return unreachable;
+        const schema = await postgresSchema();
+        if (typeof schema === "string") return schema;
+        pgDrop = schema.drop;
+        return { DATABASE_URL: schema.url, REDIS_URL };
+      },
+      target: async (s) => classify(s, await createKey(s, "vibe.classify")),
+      cleanup: async () => {
+        await pgDrop?.();
+        await resetRedis();
+      },
+    },
   ];
 
   const rows: Row[] = [];
@@ -205,7 +224,7 @@ async function main() {
       met: r.half ? r.half.p99 <= 5 : null,
     });
   }
-  for (const k of ["classify", "classify-pg"]) {
+  for (const k of ["classify", "classify-pg", "classify-scale"]) {
     const r = byKey.get(k);
     if (!r) continue;
     const tps = r.max ? r.max.rps * TEXTS.length : Number.NaN;
