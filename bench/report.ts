@@ -56,7 +56,7 @@ export function halfCheck(half: LoadResult | undefined, goalMs: number): { measu
   const at = `${half.p99} ms at ${Math.round(half.rps)} req/s`;
   if (!keptSchedule(half))
     return {
-      measured: `the paced client was ${half.clientLateP99} ms late at p99 (limit ${CLIENT_LATE_LIMIT_MS} ms), so ${at} is the client's`,
+      measured: `the paced client was ${half.clientLateP99} ms late at p99 (limit ${CLIENT_LATE_LIMIT_MS} ms): its reading, ${at}, is not the server's`,
       met: null,
     };
   return { measured: `${at} (client late ${half.clientLateP99} ms at p99)`, met: half.p99 <= goalMs };
