@@ -37,6 +37,13 @@ import { readFlag } from "../src/adapters/classifier/readable.js";
 import { UNREADABLE_SCORES } from "../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../src/adapters/classifier/vader.js";
 import { polarityScores, vaderScoresInto } from "../src/adapters/classifier/vader-scores.js";
+import {
+  type CalFeature,
+  calFeature,
+  fitCalibration,
+  fitInputCalibration,
+  fitMatrixCalibration,
+} from "./train-calibration.js";
 import { CORPORA, type Corpus, type Example, loadCorpora, rng, sentimentDir } from "./train-data.js";
 import { type Metrics, type Paired, pairedScore, score } from "./train-metrics.js";
 import { BEFORE, cardMetrics, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
@@ -82,6 +89,14 @@ export interface Variant {
   calibrationWeights?: "corpus" | "class";
   /** Full 3×3 calibration matrix on the logits (Dirichlet calibration) instead of a temperature. */
   dirichlet?: boolean;
+  /**
+   * Input-dependent calibration instead of one temperature: the logits' gain is
+   * exp(a₀ + Σ a_k φ_k(x)) over a few per-text features the model already computes (CalFeature),
+   * and with `neutral` p(neutral)'s bias is Σ c_k φ_k(x) too; fitted like the temperature.
+   * `keepLabels`: the usual temperature and biases first, then that gain on the calibrated
+   * logits as a whole, which changes only confidence, never the argmax (nor positive vs negative).
+   */
+  inputCalibration?: { features: CalFeature[]; neutral: boolean; keepLabels?: boolean };
 }
 
 type Extra = "negation" | "afinn" | "vader" | "vaderCompound";
@@ -146,9 +161,73 @@ const VARIANTS: Variant[] = [
     extras: ["negation", "afinn", "vader"],
     hidden: 8,
   },
+  ...inputCalibrated(),
   BASE,
   SHIPPED,
 ];
+
+/**
+ * Input-dependent calibration on 1.2.0 (SHIPPED): the temperature (and p(neutral)'s bias) a
+ * function of per-text features, on the premise that tweets (short, emotive) need a sharper
+ * temperature and Amazon snippets and Reddit comments (longer, plainer) a softer one.
+ */
+function inputCalibrated(): Variant[] {
+  const cheap: CalFeature[] = [
+    "length",
+    "lexicon_hits",
+    "no_lexicon_hit",
+    "vader_magnitude",
+    "mixed",
+    "exclamations",
+    "capitals",
+  ];
+  const binned: CalFeature[] = ["short", "long", "no_lexicon_hit"];
+  return [
+    {
+      ...SHIPPED,
+      name: "1.2.0, input-dependent temperature (length, hits, none, abs. VADER compound, mixed, !, capitals)",
+      inputCalibration: { features: cheap, neutral: false },
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, input-dependent temperature and neutral bias (same features)",
+      inputCalibration: { features: cheap, neutral: true },
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, binned temperature and neutral bias (≤ 10 / 11–25 / > 25 words, no lexicon hit)",
+      inputCalibration: { features: binned, neutral: true },
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, labels kept: input-dependent sharpening of the calibrated logits (same features)",
+      inputCalibration: { features: cheap, neutral: false, keepLabels: true },
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, labels kept: input-dependent sharpening, cross-corpus calibration",
+      inputCalibration: { features: cheap, neutral: false, keepLabels: true },
+      calibration: "cross-corpus",
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, temperature by length and no lexicon hit alone",
+      inputCalibration: { features: ["length", "no_lexicon_hit"], neutral: false },
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, input-dependent temperature alone, cross-corpus calibration",
+      inputCalibration: { features: cheap, neutral: false },
+      calibration: "cross-corpus",
+    },
+    {
+      ...SHIPPED,
+      name: "1.2.0, input-dependent temperature and neutral bias, cross-corpus calibration",
+      inputCalibration: { features: cheap, neutral: true },
+      calibration: "cross-corpus",
+    },
+  ];
+}
 
 /** Features of every example, computed once per bucket count. */
 interface Store {
@@ -229,6 +308,8 @@ interface TrainModel extends LinearModel {
   hidden?: { units: number; w1: Float64Array; w2: Float64Array };
   /** Full calibration matrix (Dirichlet calibration on logits): z' = M z + bias, M[row * 3 + column]. */
   matrix?: number[];
+  /** Input-dependent calibration (Variant.inputCalibration): log-gain a (a[0] the intercept), neutral bias c (c[0] unused). */
+  inputCal?: { features: CalFeature[]; a: number[]; c: number[]; keepLabels?: boolean };
 }
 
 /** The served `logits` (DENSE and a variant's extra dense features), plus an experiment's hidden layer. */
@@ -246,7 +327,29 @@ function modelLogits(model: TrainModel, f: FeatureBuffer, z: Float64Array): void
 }
 
 /** The served `calibrated`, or the full-matrix calibration of the Dirichlet variant. */
-function modelCalibrated(model: TrainModel, z: Float64Array): void {
+function modelCalibrated(model: TrainModel, z: Float64Array, dense?: Float64Array): void {
+  const ic = model.inputCal;
+  if (ic) {
+    if (!dense) throw new Error("input-dependent calibration needs the text's dense features");
+    let lg = ic.a[0] as number;
+    let nb = 0;
+    for (const [k, name] of ic.features.entries()) {
+      const x = calFeature(name, dense);
+      lg += (ic.a[k + 1] as number) * x;
+      nb += (ic.c[k + 1] as number) * x;
+    }
+    const g = Math.exp(lg);
+    const y = [0, 1, 2].map((c) =>
+      ic.keepLabels
+        ? ((z[c] as number) * (model.gain[c] as number) + (model.bias[c] as number)) * g
+        : (z[c] as number) * g + (model.bias[c] as number) + (c === 1 ? nb : 0),
+    );
+    const m = Math.max(...y);
+    const e = y.map((x) => Math.exp(x - m));
+    const sum = e.reduce((a, b) => a + b, 0);
+    for (let c = 0; c < 3; c++) z[c] = (e[c] as number) / sum;
+    return;
+  }
   const M = model.matrix;
   if (!M) {
     calibrated(model, z);
@@ -441,96 +544,6 @@ function rawLogits(model: TrainModel, store: Store, rows: readonly number[], spa
   return out;
 }
 
-/**
- * The three calibrated logits in `p` replaced by the log-loss gradient with respect to them,
- * sw · (softmax_c − [c = y]), the weighted residuals both calibration fits descend along.
- */
-function residuals(p: number[], y: number, sw: number): void {
-  let m = Number.NEGATIVE_INFINITY;
-  for (let c = 0; c < 3; c++) m = Math.max(m, p[c] as number);
-  let sum = 0;
-  for (let c = 0; c < 3; c++) {
-    p[c] = Math.exp((p[c] as number) - m);
-    sum += p[c] as number;
-  }
-  for (let c = 0; c < 3; c++) p[c] = sw * ((p[c] as number) / sum - (c === y ? 1 : 0));
-}
-
-/**
- * Calibration by weighted maximum likelihood on rows scored by raw logits z:
- * p ∝ exp(g_c · z_c + b_c), neutral's bias fixed at 0; `vector` false ties the gains
- * (temperature scaling, T = 1/g), true lets each class have its own (vector scaling, which on
- * a linear model's logits is diagonal Dirichlet calibration). Convex; plain gradient descent.
- */
-export function fitCalibration(
-  z: Float64Array,
-  labels: ArrayLike<number>,
-  weight: ArrayLike<number>,
-  vector: boolean,
-): { gain: [number, number, number]; bias: [number, number, number] } {
-  const n = labels.length;
-  const g = [1, 1, 1];
-  const b = [0, 0, 0];
-  const p = [0, 0, 0];
-  for (let it = 0; it < 2000; it++) {
-    const gg = [0, 0, 0];
-    const gb = [0, 0, 0];
-    for (let k = 0; k < n; k++) {
-      for (let c = 0; c < 3; c++) p[c] = (z[k * 3 + c] as number) * (g[c] as number) + (b[c] as number);
-      residuals(p, labels[k] as number, (weight[k] as number) / n);
-      for (let c = 0; c < 3; c++) {
-        const r = p[c] as number;
-        gg[c] = (gg[c] as number) + r * (z[k * 3 + c] as number);
-        gb[c] = (gb[c] as number) + r;
-      }
-    }
-    const tied = ((gg[0] as number) + (gg[1] as number) + (gg[2] as number)) / 3;
-    for (let c = 0; c < 3; c++) {
-      g[c] = (g[c] as number) - 0.5 * (vector ? (gg[c] as number) : 3 * tied);
-      if (c !== 1) b[c] = (b[c] as number) - 0.5 * (gb[c] as number);
-    }
-  }
-  return { gain: g as [number, number, number], bias: b as [number, number, number] };
-}
-
-/**
- * Dirichlet calibration on logits: p ∝ exp(M z + b), M a full 3×3 matrix (starting at the
- * identity), neutral's bias fixed at 0; weighted maximum likelihood by plain gradient descent.
- */
-export function fitMatrixCalibration(
-  z: Float64Array,
-  labels: ArrayLike<number>,
-  weight: ArrayLike<number>,
-): { matrix: number[]; bias: [number, number, number] } {
-  const n = labels.length;
-  const M = [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const b = [0, 0, 0];
-  const p = [0, 0, 0];
-  for (let it = 0; it < 2000; it++) {
-    const gM = [0, 0, 0, 0, 0, 0, 0, 0, 0];
-    const gb = [0, 0, 0];
-    for (let k = 0; k < n; k++) {
-      const z0 = z[k * 3] as number;
-      const z1 = z[k * 3 + 1] as number;
-      const z2 = z[k * 3 + 2] as number;
-      for (let c = 0; c < 3; c++)
-        p[c] =
-          (M[c * 3] as number) * z0 + (M[c * 3 + 1] as number) * z1 + (M[c * 3 + 2] as number) * z2 + (b[c] as number);
-      residuals(p, labels[k] as number, (weight[k] as number) / n);
-      for (let c = 0; c < 3; c++) {
-        const r = p[c] as number;
-        gM[c * 3] = (gM[c * 3] as number) + r * z0;
-        gM[c * 3 + 1] = (gM[c * 3 + 1] as number) + r * z1;
-        gM[c * 3 + 2] = (gM[c * 3 + 2] as number) + r * z2;
-        gb[c] = (gb[c] as number) + r;
-      }
-    }
-    for (let j = 0; j < 9; j++) M[j] = (M[j] as number) - 0.5 * (gM[j] as number);
-    for (const c of [0, 2]) b[c] = (b[c] as number) - 0.5 * (gb[c] as number);
-  }
-  return { matrix: M, bias: b as [number, number, number] };
-}
-
 /** Fits the calibration of `model` on `rows` scored by logits `z` (each corpus weighted per the variant). */
 function calibrate(
   model: TrainModel,
@@ -538,9 +551,33 @@ function calibrate(
   examples: readonly Example[],
   rows: readonly number[],
   v: Variant,
+  store: Store,
 ) {
   const weight = corpusWeights(examples, rows, v.balance, v.calibrationWeights === "class");
   const labels = rows.map((r) => (examples[r] as Example).label);
+  const ic = v.inputCalibration;
+  if (ic) {
+    const k = ic.features.length;
+    const phi = new Float64Array(rows.length * k);
+    for (const [i, r] of rows.entries())
+      for (const [j, name] of ic.features.entries())
+        phi[i * k + j] = calFeature(name, store.dense.subarray(r * store.stride, (r + 1) * store.stride));
+    model.temperature = 1;
+    if (ic.keepLabels) {
+      const global = fitCalibration(z, labels, weight, false);
+      const y = z.map((x, i) => x * (global.gain[i % 3] as number) + (global.bias[i % 3] as number));
+      const fit = fitInputCalibration(y, phi, k, labels, weight, false, false);
+      model.gain = global.gain;
+      model.bias = global.bias;
+      model.inputCal = { features: ic.features, a: fit.a, c: fit.c, keepLabels: true };
+      return;
+    }
+    const fit = fitInputCalibration(z, phi, k, labels, weight, ic.neutral);
+    model.gain = [1, 1, 1];
+    model.bias = fit.bias;
+    model.inputCal = { features: ic.features, a: fit.a, c: fit.c };
+    return;
+  }
   if (v.dirichlet) {
     const fit = fitMatrixCalibration(z, labels, weight);
     model.temperature = 1;
@@ -567,7 +604,7 @@ function probabilities(
   for (const [k, r] of rows.entries()) {
     const z = out.subarray(k * 3, k * 3 + 3);
     if (readFlag((examples[r] as Example).text)) z.set([u.positive, u.neutral, u.negative]);
-    else modelCalibrated(model, z);
+    else modelCalibrated(model, z, store.dense.subarray(r * store.stride, (r + 1) * store.stride));
   }
   return out;
 }
@@ -590,6 +627,8 @@ export interface LocoRow {
   temperature: number;
   gain: number[];
   bias: number[];
+  /** Input-dependent calibration's fitted coefficients (Variant.inputCalibration). */
+  inputCal?: { features: CalFeature[]; a: number[]; c: number[]; keepLabels?: boolean };
 }
 
 export interface Report {
@@ -602,6 +641,11 @@ export interface Report {
     /** Left one corpus out, text by text: the shipped model against the one before (BEFORE). */
     paired?: { against: string; rows: { heldOut: Corpus; paired: Paired }[] };
   };
+  /**
+   * Left one corpus out, text by text: each input-dependent calibration variant against the
+   * shipped model (b − a), with how many texts' argmax label it changes.
+   */
+  inputCalibration?: { variant: string; rows: { heldOut: Corpus; paired: Paired; labelsChanged: number }[] }[];
   trainSeconds: number;
 }
 
@@ -709,7 +753,7 @@ function main() {
     const model = quantise(train(store, examples, rows(on, "train"), v));
     if (v.calibration === "slice" || on.length < 2) {
       const cal = rows(on, "calibration");
-      calibrate(model, rawLogits(model, store, cal, v.sparse), examples, cal, v);
+      calibrate(model, rawLogits(model, store, cal, v.sparse), examples, cal, v, store);
       return model;
     }
     const cal: number[] = [];
@@ -730,7 +774,7 @@ function main() {
       for (const r of mine) cal.push(r);
       for (const x of rawLogits(other, store, mine, v.sparse)) z.push(x);
     }
-    calibrate(model, Float64Array.from(z), examples, cal, v);
+    calibrate(model, Float64Array.from(z), examples, cal, v, store);
     return model;
   };
   const evalStore = (v: Variant) => prepared({ ...v, ambiguous: "drop" }).store;
@@ -762,10 +806,11 @@ function main() {
         temperature: model.temperature,
         gain: model.gain,
         bias: model.bias,
+        ...(model.inputCal ? { inputCal: model.inputCal } : {}),
       };
       if (process.argv.includes("--diag")) diagnose(model, v, held, rows, ex);
       console.log(
-        `  ${v.name} | held out ${held}: 3-class ${(100 * row.model.accuracy.value).toFixed(1)} (VADER ${(100 * row.vader.accuracy.value).toFixed(1)}), binary ${(100 * row.model.binaryAccuracy.value).toFixed(1)} (VADER ${(100 * row.vader.binaryAccuracy.value).toFixed(1)}), log-loss ${row.model.logLoss.value.toFixed(3)}, ECE ${row.model.ece.value.toFixed(3)}`,
+        `  ${v.name} | held out ${held}:${model.inputCal ? ` log-gain ${model.inputCal.a.map((x) => x.toFixed(2))}, neutral ${model.inputCal.c.map((x) => x.toFixed(2))};` : ""} 3-class ${(100 * row.model.accuracy.value).toFixed(1)} (VADER ${(100 * row.vader.accuracy.value).toFixed(1)}), binary ${(100 * row.model.binaryAccuracy.value).toFixed(1)} (VADER ${(100 * row.vader.binaryAccuracy.value).toFixed(1)}), log-loss ${row.model.logLoss.value.toFixed(3)}, ECE ${row.model.ece.value.toFixed(3)}`,
       );
       return row;
     });
@@ -796,7 +841,7 @@ function main() {
         ones,
         vector,
       );
-      const oracle = { ...model, temperature: 1, ...fit };
+      const oracle = { ...model, temperature: 1, ...fit, inputCal: undefined };
       console.log(
         `    oracle ${vector ? "vector" : "temperature"} (gain ${fit.gain.map((x) => x.toFixed(2))}, bias ${fit.bias.map((x) => x.toFixed(2))}): ${shown(probabilities(oracle, store, evalExamples, rows, v.sparse))}`,
       );
@@ -825,6 +870,24 @@ function main() {
     }),
   };
 
+  const argmax = (p: Float64Array, i: number) => {
+    const a = p[i * 3] as number;
+    const b = p[i * 3 + 1] as number;
+    const c = p[i * 3 + 2] as number;
+    return a >= b && a >= c ? 0 : b >= c ? 1 : 2;
+  };
+  const inputCalibration = chosen
+    .filter((v) => v.inputCalibration)
+    .map((v) => ({
+      variant: v.name,
+      rows: CORPORA.map((held) => {
+        const a = heldOut(SHIPPED, held);
+        const b = heldOut(v, held);
+        const labelsChanged = a.ex.filter((_, i) => argmax(a.p, i) !== argmax(b.p, i)).length;
+        return { heldOut: held, paired: pairedScore(a.p, b.p, a.ex), labelsChanged };
+      }),
+    }));
+
   const model = fitModel(SHIPPED, CORPORA);
   const test = Object.fromEntries(
     CORPORA.map((c) => {
@@ -852,6 +915,7 @@ function main() {
     data,
     variants,
     shipped: { loco: shippedLoco, test, ...(paired ? { paired } : {}) },
+    ...(inputCalibration.length ? { inputCalibration } : {}),
     trainSeconds: Math.round((performance.now() - started) / 1000),
   };
   if (!process.argv.includes("--no-write")) {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { calFeature, fitInputCalibration } from "../../scripts/train-calibration.js";
 import type { LocoRow, Report, Variant } from "../../scripts/train-classifier.js";
-import type { Example } from "../../scripts/train-data.js";
+import { type Example, rng } from "../../scripts/train-data.js";
 import { type Metrics, pairedScore } from "../../scripts/train-metrics.js";
 import { cardMetrics, markdownReport, metricsJson } from "../../scripts/train-report.js";
-import { featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
+import { DENSE, featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
 
 /** The trainer's experiment support: negation-scope features and every variant's full table in the card. */
 describe("negation-scope features (a trainer variant's extra dense features)", () => {
@@ -125,5 +126,55 @@ describe("paired comparison of two models on the same texts", () => {
     expect(d.accuracy.lo).toBeLessThanOrEqual(d.accuracy.value);
     expect(d.accuracy.hi).toBeGreaterThanOrEqual(d.accuracy.value);
     expect(d.logLoss.value).toBeLessThan(0);
+  });
+});
+
+describe("input-dependent calibration (a trainer variant: the temperature a function of per-text features)", () => {
+  /** Logits whose true gain is 0.5 on "long" texts (φ = 0) and 2 on "short" ones (φ = 1), labels drawn from it. */
+  const synthetic = (n: number) => {
+    const draw = rng(3);
+    const z = new Float64Array(n * 3);
+    const phi = new Float64Array(n);
+    const labels: number[] = [];
+    for (let i = 0; i < n; i++) {
+      phi[i] = i % 2;
+      const g = phi[i] ? 2 : 0.5;
+      const [e0, e1, e2] = [0, 1, 2].map((c) => {
+        z[i * 3 + c] = 4 * draw() - 2;
+        return Math.exp((z[i * 3 + c] as number) * g);
+      }) as [number, number, number];
+      const u = draw() * (e0 + e1 + e2);
+      labels.push(u < e0 ? 0 : u < e0 + e1 ? 1 : 2);
+    }
+    return { z, phi, labels, weight: new Float64Array(n).fill(1) };
+  };
+
+  it("recovers a gain that differs with a feature, which one temperature cannot", () => {
+    const { z, phi, labels, weight } = synthetic(4000);
+    const fit = fitInputCalibration(z, phi, 1, labels, weight, false);
+    expect(Math.exp(fit.a[0] as number)).toBeCloseTo(0.5, 0);
+    expect(Math.exp((fit.a[0] as number) + (fit.a[1] as number))).toBeGreaterThan(1.6);
+    expect(Math.exp((fit.a[0] as number) + (fit.a[1] as number))).toBeLessThan(2.5);
+    expect(fit.c).toEqual([0, 0]);
+  });
+
+  it("leaves the biases alone when told to (the labels-kept variant fits the gain on calibrated logits)", () => {
+    const { z, phi, labels, weight } = synthetic(500);
+    expect(fitInputCalibration(z, phi, 1, labels, weight, false, false).bias).toEqual([0, 0, 0]);
+  });
+
+  it("reads its features from the dense features: word-count bins, and |VADER's compound| only when stacked", () => {
+    const dense = (text: string) => {
+      const buf = featureBuffer();
+      featurize(text, 18, buf);
+      return buf.dense.subarray(0, DENSE.length);
+    };
+    const words = (n: number) => Array.from({ length: n }, () => "word").join(" ");
+    expect(calFeature("short", dense(words(10)))).toBe(1);
+    expect(calFeature("short", dense(words(11)))).toBe(0);
+    expect(calFeature("long", dense(words(25)))).toBe(0);
+    expect(calFeature("long", dense(words(26)))).toBe(1);
+    expect(calFeature("no_lexicon_hit", dense(words(3)))).toBe(1);
+    expect(() => calFeature("vader_magnitude", dense("good"))).toThrow(/VADER/);
   });
 });
