@@ -3,9 +3,10 @@
  * model: one pass over the text gives hashed sparse features (words, marked when inside a
  * negation's scope; emoticons; the VADER-lexicon valence of each word, bucketed)
  * and a few dense lexicon features (a VADER-like compound over the same lexicon with negation,
- * boosters, capitals and "but" — not VADER itself, which would cost twice the whole model).
+ * boosters, capitals and "but"). VADER's own four scores (VADER_DENSE) come from vader-scores.ts,
+ * which also holds the word lists and lexicon read here.
  */
-import { lexicon } from "vader-sentiment/src/vader_lexicon.js";
+import { BOOSTER_DICT, LEXICON, NEGATE } from "./vader-scores.js";
 
 /** Dense features, in the order of `FeatureBuffer.dense`. */
 export const DENSE = [
@@ -30,23 +31,13 @@ export const DENSE = [
  */
 export const VADER_DENSE = ["vader_compound", "vader_pos", "vader_neg", "vader_neu"] as const;
 
-/** VADER's negation words (its NEGATE list, apostrophes optional) and "n't" endings. */
-const NEGATIONS = new Set(
-  "aint arent cannot cant couldnt darent didnt doesnt dont hadnt hasnt havent isnt mightnt mustnt neednt oughtnt shant shouldnt wasnt werent wont wouldnt neither never none nope nor not no nothing nowhere without rarely seldom despite uhuh".split(
-    " ",
-  ),
-);
-/** VADER's boosters (B_INCR) and dampeners (B_DECR), single words. */
-const BOOSTERS = new Map<string, number>([
-  ..."absolutely amazingly awfully completely considerably decidedly deeply effing enormously entirely especially exceptionally extremely fabulously flipping flippin fricking frickin frigging friggin fully fucking greatly hella highly hugely incredibly intensely majorly more most particularly purely quite really remarkably so substantially thoroughly totally tremendously uber unbelievably unusually utterly very"
-    .split(" ")
-    .map((w) => [w, 0.293] as [string, number]),
-  ..."almost barely hardly kinda kindof less little marginally occasionally partly scarcely slightly somewhat sorta sortof"
-    .split(" ")
-    .map((w) => [w, -0.293] as [string, number]),
-]);
-
-const LEXICON = new Map<string, number>(Object.entries(lexicon));
+/**
+ * VADER's negation words as this tokenizer sees them (its NEGATE list without the forms with an
+ * apostrophe or a hyphen: isNegation matches "n't" endings, and a hyphen splits words here), and "no".
+ */
+const NEGATIONS: ReadonlySet<string> = new Set([...[...NEGATE].filter((w) => /^[a-z]+$/.test(w)), "no"]);
+/** VADER's boosters (B_INCR) and dampeners (B_DECR) that are one word here (its BOOSTER_DICT's others have a space or a hyphen). */
+const BOOSTERS: ReadonlyMap<string, number> = new Map([...BOOSTER_DICT].filter(([w]) => /^[a-z]+$/.test(w)));
 
 /** Feature families: each hashes into the same table under its own seed. */
 const WORD = 0x9e3779b1;

@@ -87,7 +87,8 @@ const B_DECR = -0.293;
 const C_INCR = 0.733;
 const N_SCALAR = -0.74;
 
-const LEXICON = new Map<string, number>(Object.entries(lexicon));
+/** VADER's lexicon: word → valence (features.ts reads the same map). */
+export const LEXICON: ReadonlyMap<string, number> = new Map<string, number>(Object.entries(lexicon));
 
 export const NEGATE: ReadonlySet<string> = new Set(
   "aint arent cannot cant couldnt darent didnt doesnt ain't aren't can't couldn't daren't didn't doesn't dont hadnt hasnt havent isnt mightnt mustnt neither don't hadn't hasn't haven't isn't mightn't mustn't neednt needn't never none nope nor not nothing nowhere oughtnt shant shouldnt uhuh wasnt werent oughtn't shan't shouldn't uh-uh wasn't weren't without wont wouldnt won't wouldn't rarely seldom despite".split(
