@@ -96,38 +96,25 @@ async function main() {
       target: async (s) => ({ url: `${s.url}${LOOKUP_PATHS.moon}` }),
       cleanup: async () => void (await resetRedis()),
     },
-    {
-      key: "classify-pg",
-      route: "POST /v1/vibe/classify, PostgreSQL",
+    // classify-scale is what many instances run: PostgreSQL for keys and usage, Redis for every limit.
+    ...([false, true] as const).map((withRedis) => ({
+      key: withRedis ? "classify-scale" : "classify-pg",
+      route: `POST /v1/vibe/classify, PostgreSQL${withRedis ? " + Redis" : ""}`,
       perRequest: TEXTS.length,
       env: async () => {
-        const schema = await postgresSchema();
-        if (typeof schema === "string") return schema;
-        pgDrop = schema.drop;
-        return { DATABASE_URL: schema.url };
-      },
-      target: async (s) => classify(s, await createKey(s, "vibe.classify")),
-      cleanup: async () => pgDrop?.(),
-    },
-    {
-      // What many instances run: PostgreSQL for keys and usage, Redis for every limit.
-      key: "classify-scale",
-      route: "POST /v1/vibe/classify, PostgreSQL + Redis",
-      perRequest: TEXTS.length,
-      env: async () => {
-        const unreachable = await resetRedis();
+        const unreachable = withRedis ? await resetRedis() : undefined;
         if (unreachable) return unreachable;
         const schema = await postgresSchema();
         if (typeof schema === "string") return schema;
         pgDrop = schema.drop;
-        return { DATABASE_URL: schema.url, REDIS_URL };
+        return { DATABASE_URL: schema.url, ...(withRedis && { REDIS_URL }) };
       },
-      target: async (s) => classify(s, await createKey(s, "vibe.classify")),
+      target: async (s: Server) => classify(s, await createKey(s, "vibe.classify")),
       cleanup: async () => {
         await pgDrop?.();
-        await resetRedis();
+        if (withRedis) await resetRedis();
       },
-    },
+    })),
   ];
 
   const rows: Row[] = [];
