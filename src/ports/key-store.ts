@@ -56,7 +56,7 @@ export interface AccountRow {
   /**
    * Set when the store already tried to spend this call's cost from the account's uses, in the
    * statement that read the key (the embedded store on PostgreSQL): true, spent (the account
-   * layer gives it back if it refuses the call); false, too few uses were left. Unset: the
+   * layer gives it back if the call is refused, by the store's verdict or by the account); false, too few uses were left. Unset: the
    * account layer spends.
    */
   spent?: boolean;

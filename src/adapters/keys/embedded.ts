@@ -166,10 +166,10 @@ export class EmbeddedKeyStore implements KeyStore {
       remaining: limits.remaining,
       account,
     };
-    // A refusal gives back what the statement spent (it spends only for calls that pass these checks).
+    // A refusal gives back the key's uses the statement spent (it spends only for calls that pass
+    // these checks); the account's, which the verdict reports (`account.spent`), go back in the account layer.
     const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
       if (spent.key) await this.giveBack(limits.holder, cost);
-      if (spent.account && account) await this.giveBackToAccount(account.ownerId, cost);
       return answer;
     };
     if (row.revoked_at !== null) return refuse({ ...base, code: "DISABLED" });
@@ -226,16 +226,6 @@ export class EmbeddedKeyStore implements KeyStore {
       .updateTable("api_keys")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
       .where("id", "=", holder)
-      .where("remaining", "is not", null)
-      .execute();
-  }
-
-  /** Gives back uses to an account (as features/keys AccountQuotas.credit does). */
-  private async giveBackToAccount(ownerId: string, uses: number): Promise<void> {
-    await this.db
-      .updateTable("account_quotas")
-      .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
-      .where("owner_id", "=", ownerId)
       .where("remaining", "is not", null)
       .execute();
   }

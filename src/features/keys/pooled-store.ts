@@ -20,11 +20,16 @@ export class PooledKeyStore implements KeyStore {
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     const v = await this.inner.verify(key, permission, opts);
-    if (v.kind !== "verdict" || v.code !== "VALID" || !v.keyId) return v;
+    if (v.kind !== "verdict") return v;
+    const cost = opts.cost ?? 1;
+    if (v.code !== "VALID" || !v.keyId) {
+      // The store spent the account's uses with the key (one statement), then refused the call: they go back.
+      if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.ownerId, cost);
+      return v;
+    }
     // The embedded store read the account with the key (one query); others are asked here.
     const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
     if (!pool) return v;
-    const cost = opts.cost ?? 1;
     // Refused by the account after the key spent a use of its own: that use goes back.
     const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
       if (cost > 0 && v.remaining != null) await this.inner.credit(v.keyId as string, cost);
