@@ -124,6 +124,32 @@ describe("a failed or cut job releases its key and gives its use back", () => {
     }
   });
 
+  it("GET /v1/usage counts only charged calls: a 502 given back is not in `requests`, with or without a count of uses", async () => {
+    const t = await testApp(upstreamEnv());
+    try {
+      const counted = await newKey(t);
+      const unlimited = await t.deps.keys.create({ name: "unlimited", permissions: [PERMISSION] });
+      for (const { key } of [counted, unlimited]) {
+        for (let i = 0; i < 2; i++) expect((await classify(t, ["good"], bearer(key))).status).toBe(200);
+        provider.status = 500;
+        expect((await classify(t, ["good"], bearer(key))).status).toBe(502);
+        expect((await classify(t, ["good"], { ...bearer(key), "Idempotency-Key": "fails" })).status).toBe(502);
+        provider.status = null;
+      }
+      const usage = async (key: string) => (await t.app.request("/v1/usage", { headers: bearer(key) })).json();
+      expect(await usage(counted.key)).toMatchObject({
+        remaining_uses: USES - 2,
+        requests: { last_24h: 2, last_30d: 2 },
+      });
+      expect(await usage(unlimited.key)).toMatchObject({
+        remaining_uses: null,
+        requests: { last_24h: 2, last_30d: 2 },
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
   it("Unkey: a 502 is given back with keys.updateCredits, and the retry is charged once", async () => {
     const h = await unkeyHarness(upstreamEnv());
     const unkey = h.unkey as NonNullable<typeof h.unkey>;

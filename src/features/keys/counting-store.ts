@@ -5,7 +5,7 @@ import type { UsageCounter } from "./usage.js";
  * A key store that counts every charged, valid verification (classify calls, keyed GETs) per key,
  * for the account page and `GET /v1/usage`, and every charged call the store refused for a known
  * key (the account page's chart). Free checks (cost 0: replays, invalid bodies, the usage
- * endpoint itself) are not counted.
+ * endpoint itself) are not counted, and a refund (`credit`: the charged job failed) takes its call back.
  */
 export class CountingKeyStore implements KeyStore {
   constructor(
@@ -25,5 +25,11 @@ export class CountingKeyStore implements KeyStore {
   revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
   update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
-  credit: KeyStore["credit"] = (id, uses) => this.inner.credit(id, uses);
+
+  /** A refund: the call was counted as charged, and is not any more. */
+  async credit(id: string, uses: number): Promise<boolean> {
+    const found = await this.inner.credit(id, uses);
+    if (found) this.usage.record(id, "refunded", uses);
+    return found;
+  }
 }

@@ -43,11 +43,15 @@ export class UsageCounter {
     return this.opts.now?.() ?? new Date();
   }
 
-  /** Counts one call of the key: charged (allowed), or refused by the key store. */
-  record(keyId: string, outcome: "allowed" | "refused" = "allowed"): void {
+  /**
+   * Counts `n` calls of the key: charged (allowed), or refused by the key store; `refunded` takes
+   * back charged calls whose use was given back (their job failed), so they are not counted as charged.
+   */
+  record(keyId: string, outcome: "allowed" | "refused" | "refunded" = "allowed", n = 1): void {
     const slot = `${keyId}\u0000${hourOf(this.now())}`;
     const tally = this.pending.get(slot) ?? { allowed: 0, refused: 0 };
-    tally[outcome] += 1;
+    if (outcome === "refunded") tally.allowed -= n;
+    else tally[outcome] += n;
     this.pending.set(slot, tally);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

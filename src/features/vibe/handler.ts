@@ -109,9 +109,12 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   return c.json(answer.value.body, 200);
 }
 
-/** Gives back the use a failed job spent (keys without a usage limit spent none). */
+/**
+ * Gives back the use a failed job spent (a no-op at the store for keys without a usage limit),
+ * and takes the call out of the key's charged calls (`GET /v1/usage`), whatever its limits.
+ */
 async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
-  if (key.remaining !== null) await deps.keys.credit(key.keyId, 1);
+  await deps.keys.credit(key.keyId, 1);
 }
 
 async function classify(deps: VibeDeps, texts: string[]): Promise<ClassifyResponseBody> {
