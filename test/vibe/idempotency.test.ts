@@ -205,4 +205,37 @@ describe("a failed or cut job releases its key and gives its use back", () => {
       await s.close();
     }
   });
+
+  it("client abort mid-job without an Idempotency-Key: the use is given back too, and not counted as charged", async () => {
+    const s = await testServer(upstreamEnv());
+    try {
+      const { key, id } = await newKey(s);
+      provider.gate();
+      const abort = new AbortController();
+      const cut = fetch(`${s.url}/v1/vibe/classify`, {
+        method: "POST",
+        headers: { ...bearer(key), "Content-Type": "application/json" },
+        body: JSON.stringify(["good"]),
+        signal: abort.signal,
+      }).catch((err: Error) => err.name);
+      await until(
+        () => provider.calls.length,
+        (n) => n > 0,
+      );
+      expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1); // charged while it runs
+      abort.abort();
+      expect(await cut).toBe("AbortError");
+      expect(
+        await until(
+          () => remainingOf(s.deps.keys, id),
+          (n) => n === USES,
+        ),
+      ).toBe(USES);
+      provider.release();
+      const usage = await (await s.app.request("/v1/usage", { headers: bearer(key) })).json();
+      expect(usage).toMatchObject({ remaining_uses: USES, requests: { last_24h: 0 } });
+    } finally {
+      await s.close();
+    }
+  });
 });

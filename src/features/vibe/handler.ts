@@ -7,7 +7,7 @@ import { type AuthenticatedKey, MISSING_KEY_MESSAGE, parseBearer, verifyKey } fr
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
-import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
+import { claimOrWait, holding, idempotencyTiming, unlessAborted } from "../shared/idempotency.js";
 import { answerPrior, IDEMPOTENCY_KEY, idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
@@ -39,7 +39,7 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  * then the job — and the key is verified on every call (no cached verdicts), replays and conflicts
  * included, always before the job runs.
  *
- * Charging: one use when the job runs, given back when it fails. With an `Idempotency-Key` the
+ * Charging: one use when the job runs, given back when it fails or the client goes away first. With an `Idempotency-Key` the
  * key is claimed first (scope: SHA-256 of the presented API key, so claiming needs no
  * verification), atomically: only the request that owns the claim verifies with cost 1.
  * Concurrent copies wait for its answer and replay it, or get a 409; they, replays, invalid
@@ -64,12 +64,14 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   }
   if (!idemKey) {
     const key = await verify(1);
-    try {
-      return c.json(await classify(deps, texts), 200);
-    } catch (err) {
+    // A client gone before its answer is not charged (as with an Idempotency-Key): nobody gets the answer.
+    const outcome = await unlessAborted(classify(deps, texts), c.req.raw.signal).catch(async (err: unknown) => {
       await refund(deps, key).catch(() => undefined);
       throw err;
-    }
+    });
+    if (outcome.ok) return c.json(outcome.value, 200);
+    await refund(deps, key).catch(() => undefined);
+    throw idempotencyRefusalError(outcome.error);
   }
 
   const spec = { scope: `classify:${sha256Hex(token)}`, key: idemKey, bodyHash: sha256Hex(JSON.stringify(texts)) };

@@ -17,10 +17,10 @@ const route = createRoute({
   description:
     "Labels each text `positive`, `neutral` or `negative` with calibrated scores summing to 1, in input order. " +
     "The key is verified on every call, before the body is looked at; a call that runs spends one use of the key, " +
-    "given back if it fails (502). Send an `Idempotency-Key` to retry safely: the same key and body within 24 h " +
-    "runs once and is charged once, also when sent concurrently; a copy gets the first answer with " +
-    "`Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` if the first is still running " +
-    "after a few seconds); the same key with another body is a 409.",
+    "given back if it fails (502) or the client goes away before its answer. Send an `Idempotency-Key` to retry " +
+    "safely: the same key and body within 24 h runs once and is charged once, also when sent concurrently; a " +
+    "copy gets the first answer with `Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` " +
+    "if the first is still running after a few seconds); the same key with another body is a 409.",
   request: {
     headers: z.object({
       "idempotency-key": idempotencyKeyHeader("1–255 visible ASCII characters; makes a retry safe for 24 h.", "b7e1c2"),
