@@ -6,6 +6,11 @@
  *                                     never saw; all: mostly its training data), then VADER per set
  *   npm run eval:sentiment -- --fit   refit the calibration (T, ε): pooled 5-fold cross-validation
  *                                     and leave-one-set-out, every figure on texts the fit never saw
+ *   npm run eval:sentiment -- --extra DIR   (or SENTIMENT_EXTRA_DIR=DIR) also every *GroundTruth.txt
+ *                                     / .tsv in DIR (held-out rating files in the same format, e.g.
+ *                                     VADER's movie and news snippets: docs/model-card.md), both
+ *                                     models side by side with issue 20's goals per set (eval-extra.ts);
+ *                                     with --diag also where each set's errors come from
  * 3-class truth: rating > 0.5 positive, < −0.5 negative, else neutral.
  * Binary truth: rating > 0 positive, < 0 negative (ratings of exactly 0 are left out); the
  * prediction is positive when its score is at least the negative one (VADER's compound ≥ 0).
@@ -18,6 +23,7 @@ import { TrainedClassifier } from "../src/adapters/classifier/trained.js";
 import { SMOOTHING, scoresFromCompound, TEMPERATURE, vaderLabel } from "../src/adapters/classifier/vader.js";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
 import { LABELS, type Label } from "../src/ports/classifier.js";
+import { type ExtraResult, extraDiagnosis, extraMarkdown, loadExtraSets, scoreExtraSets } from "./eval-extra.js";
 import { CORPORA, type Example, loadCorpora, sentimentDir } from "./train-data.js";
 import { ECE_BINS, eceBin, eceOf, type Interval, score } from "./train-metrics.js";
 
@@ -126,6 +132,31 @@ function sideBySide() {
     }
   }
   console.log("(each cell: trained, VADER; leave-one-corpus-out figures: docs/model-card.md)");
+  const extraDir = extraArg();
+  if (!extraDir) return;
+  const seen = new Set(CORPORA.flatMap((c) => corpora[c].map((e) => e.text.trim())));
+  const sets = loadExtraSets(extraDir, seen);
+  const vader = (t: string) => scoresFromCompound(polarityScores(t).compound);
+  const results: ExtraResult[] = scoreExtraSets(sets, (t) => trained.classifyOne(t).scores, vader);
+  const name = `${trained.model.name} ${trained.model.version}`;
+  console.log(`\nExtra held-out sets in ${extraDir}\n`);
+  console.log(
+    extraMarkdown(
+      results,
+      sets.filter((s) => s.examples.length === 0),
+      name,
+    ),
+  );
+  if (process.argv.includes("--diag"))
+    for (const s of sets.filter((x) => x.examples.length > 0))
+      console.log(extraDiagnosis(s, (t) => trained.classifyOne(t).scores, vader).join("\n"));
+}
+
+/** `--extra DIR`, `--extra=DIR` or SENTIMENT_EXTRA_DIR: a directory of extra held-out rating files. */
+function extraArg(): string | undefined {
+  const at = process.argv.indexOf("--extra");
+  if (at >= 0) return process.argv[at + 1];
+  return process.argv.find((a) => a.startsWith("--extra="))?.slice(8) ?? process.env.SENTIMENT_EXTRA_DIR;
 }
 
 sideBySide();

@@ -31,6 +31,9 @@ export interface Example {
   binary: 0 | 2 | null;
 }
 
+/** What scoring needs of a text: its 3-class and binary truth (train-metrics.ts). */
+export type Labelled = Pick<Example, "label" | "binary">;
+
 export interface LoadOptions {
   /** How GoEmotions comments with only ambiguous emotions are used: left out (default) or as neutral. */
   ambiguous?: "drop" | "neutral";
@@ -66,25 +69,30 @@ export function rng(seed: number): () => number {
 
 const label3 = (r: number): LabelIndex => (r > 0.5 ? 0 : r < -0.5 ? 2 : 1);
 
-/** VADER's tweets or Amazon snippets: 80 % train, 10 % calibration, 10 % test, by a seeded draw per line. */
-function rated(dir: string, file: string, corpus: Corpus): Example[] {
-  const draw = rng(corpus === "tweets" ? 11 : 12);
-  const out: Example[] = [];
-  for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
-    const cols = line.split("\t");
+/**
+ * The texts of a file of mean human ratings in VADER's format, `id<TAB>rating<TAB>text` a line
+ * (LF or CRLF line ends, UTF-8), with their 3-class and binary truth; lines without a numeric
+ * rating are skipped.
+ */
+export function ratedTexts(content: string): (Labelled & { text: string })[] {
+  const out: (Labelled & { text: string })[] = [];
+  for (const line of content.replace(/^\uFEFF/, "").split("\n")) {
+    const cols = line.replace(/\r$/, "").split("\t");
     if (cols.length < 3) continue;
     const rating = Number(cols[1]);
     if (!Number.isFinite(rating)) continue;
-    const u = draw();
-    out.push({
-      corpus,
-      split: u < 0.8 ? "train" : u < 0.9 ? "calibration" : "test",
-      text: cols.slice(2).join("\t"),
-      label: label3(rating),
-      binary: rating > 0 ? 0 : rating < 0 ? 2 : null,
-    });
+    out.push({ text: cols.slice(2).join("\t"), label: label3(rating), binary: rating > 0 ? 0 : rating < 0 ? 2 : null });
   }
   return out;
+}
+
+/** VADER's tweets or Amazon snippets: 80 % train, 10 % calibration, 10 % test, by a seeded draw per line. */
+function rated(dir: string, file: string, corpus: Corpus): Example[] {
+  const draw = rng(corpus === "tweets" ? 11 : 12);
+  return ratedTexts(readFileSync(join(dir, file), "utf8")).map((t) => {
+    const u = draw();
+    return { corpus, split: u < 0.8 ? "train" : u < 0.9 ? "calibration" : "test", ...t };
+  });
 }
 
 /** GoEmotions' own splits: train → train, dev → calibration, test → test. */

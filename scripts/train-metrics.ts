@@ -5,7 +5,7 @@
  * ECE: the standard top-label ECE (Guo et al. 2017): confidence of the predicted class against
  * its accuracy in 15 equal-width bins ((m−1)/15, m/15], weighted by the share of texts in each.
  */
-import { type Example, rng } from "./train-data.js";
+import { type Labelled, rng } from "./train-data.js";
 
 /** Bins of the standard top-label ECE. */
 export const ECE_BINS = 15;
@@ -52,7 +52,7 @@ const argmax = (p: ArrayLike<number>, i: number): number => {
 };
 
 /** Point values of the resampled metrics over the rows `rows` (indices into examples). */
-function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike<number>) {
+function point(probs: ArrayLike<number>, ex: readonly Labelled[], rows: ArrayLike<number>) {
   const tp = [0, 0, 0];
   const fp = [0, 0, 0];
   const fn = [0, 0, 0];
@@ -61,7 +61,7 @@ function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike
   const bins = Array.from({ length: ECE_BINS }, () => [0, 0, 0]);
   for (let r = 0; r < rows.length; r++) {
     const i = rows[r] as number;
-    const y = (ex[i] as Example).label;
+    const y = (ex[i] as Labelled).label;
     const k = argmax(probs, i);
     if (k === y) tp[k] = (tp[k] as number) + 1;
     else {
@@ -86,13 +86,13 @@ function point(probs: ArrayLike<number>, ex: readonly Example[], rows: ArrayLike
   return { macroF1: f1 / 3, logLoss: ll / n, brier: brier / n, ece };
 }
 
-export function score(probs: ArrayLike<number>, ex: readonly Example[], seed = 7): Metrics {
+export function score(probs: ArrayLike<number>, ex: readonly Labelled[], seed = 7): Metrics {
   const n = ex.length;
   let right = 0;
   let binN = 0;
   let binRight = 0;
   for (let i = 0; i < n; i++) {
-    const e = ex[i] as Example;
+    const e = ex[i] as Labelled;
     if (argmax(probs, i) === e.label) right++;
     if (e.binary !== null) {
       binN++;
@@ -147,11 +147,11 @@ export interface Paired {
  * interval (the same resampled texts for both models; 200 seeded resamples). Far narrower than
  * two unpaired intervals when the models mostly agree.
  */
-export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: readonly Example[], seed = 7): Paired {
+export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: readonly Labelled[], seed = 7): Paired {
   const n = ex.length;
-  const right = (p: ArrayLike<number>, i: number) => (argmax(p, i) === (ex[i] as Example).label ? 1 : 0);
+  const right = (p: ArrayLike<number>, i: number) => (argmax(p, i) === (ex[i] as Labelled).label ? 1 : 0);
   const binRight = (p: ArrayLike<number>, i: number) =>
-    (p[i * 3] as number) >= (p[i * 3 + 2] as number) === ((ex[i] as Example).binary === 0) ? 1 : 0;
+    (p[i * 3] as number) >= (p[i * 3 + 2] as number) === ((ex[i] as Labelled).binary === 0) ? 1 : 0;
   const diff = (rows: ArrayLike<number>) => {
     let acc = 0;
     let bin = 0;
@@ -159,7 +159,7 @@ export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: read
     for (let r = 0; r < rows.length; r++) {
       const i = rows[r] as number;
       acc += right(b, i) - right(a, i);
-      if ((ex[i] as Example).binary === null) continue;
+      if ((ex[i] as Labelled).binary === null) continue;
       bin += binRight(b, i) - binRight(a, i);
       binN++;
     }
@@ -176,7 +176,7 @@ export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: read
     let onlyA = 0;
     let onlyB = 0;
     for (let i = 0; i < n; i++) {
-      if (binary && (ex[i] as Example).binary === null) continue;
+      if (binary && (ex[i] as Labelled).binary === null) continue;
       const d = f(b, i) - f(a, i);
       if (d < 0) onlyA++;
       else if (d > 0) onlyB++;
