@@ -168,7 +168,7 @@ describe("behind a trusted proxy, every per-client limit counts an IPv6 client b
   });
 });
 
-describe("CLIENT_IPV6_PREFIX=48: the limits count by the /48", () => {
+describe("CLIENT_IPV6_PREFIX=48: the limits count by the /48, better-auth's window included", () => {
   let r: Rig;
   beforeAll(async () => {
     r = await rig({ CLIENT_IPV6_PREFIX: "48" });
@@ -180,5 +180,11 @@ describe("CLIENT_IPV6_PREFIX=48: the limits count by the /48", () => {
     for (let i = 1; i <= 3; i++) statuses.push((await contact(r, `2001:db8:1:${i}::1`)).status);
     expect(statuses).toEqual([200, 200, 429]);
     expect([...(r.keys.get("contact") ?? [])]).toEqual(["2001:db8:1::/48"]);
+  });
+
+  it("better-auth's window: rapid code checks from six /64s of one /48 meet its 429", async () => {
+    const statuses: string[] = [];
+    for (let i = 0; i < 6; i++) statuses.push(await verdict(await betterAuthCheck(r, `2001:db8:1:${i + 10}::1`, i)));
+    expect(statuses).toContain(BETTER_AUTH_429);
   });
 });

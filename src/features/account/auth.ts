@@ -184,7 +184,8 @@ export function authOptions(deps: AuthDeps) {
       // better-auth would add `__Secure-`; our prefix already carries `__Host-` on https.
       useSecureCookies: false,
       defaultCookieAttributes: { secure: cookies.secure, httpOnly: true, sameSite: "lax" as const, path: "/" },
-      ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
+      // Its own window counts an IPv6 client by the same network as Almanac's limits (issue 25.1).
+      ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER], ipv6Subnet: config.CLIENT_IPV6_PREFIX },
       // better-auth skips its origin and callbackURL checks when NODE_ENV=test: keep them on, so
       // the tests run what production runs.
       disableOriginCheck: false,
