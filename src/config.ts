@@ -25,7 +25,7 @@ const EnvSchema = z.object({
   REDIS_URL: optional(url(["redis", "rediss"])),
   TRUST_PROXY: optional(int(0, 10)).default(0),
   FORWARDED_HEADER: optional(z.enum(["x-forwarded-for", "forwarded"])).default("x-forwarded-for"),
-  CLIENT_IPV6_PREFIX: optional(int(32, 128)).default(64),
+  CLIENT_IPV6_PREFIX: optional(int(48, 128)).default(64),
   WEB_CONCURRENCY: optional(int(1, 64)).default(1),
   LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
   DEMO_HOURLY_LIMIT: optional(int(1, 1_000_000)).default(60),

@@ -1,6 +1,8 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config.js";
 import { forwardedFor, networkOf } from "../../src/http/client-ip.js";
 import { type TestApp, type TestServer, testApp, testServer } from "../helpers/app.js";
 import { canRun } from "../helpers/env.js";
@@ -27,6 +29,24 @@ describe("networkOf and forwardedFor", () => {
       forwardedFor('for=192.0.2.60;proto=http;by=203.0.113.43, For="[2001:db8:cafe::17]:4711", for="198.51.100.9:80"'),
     ).toEqual(["192.0.2.60", "2001:db8:cafe::17", "198.51.100.9"]);
     expect(forwardedFor("proto=https, for=_hidden, for=unknown")).toEqual(["unknown", "_hidden", "unknown"]);
+  });
+});
+
+describe("CLIENT_IPV6_PREFIX: 48 to 128 bits, as documented", () => {
+  it.each(["48", "56", "64", "128"])("%s is taken", (prefix) => {
+    expect(parseConfig({ CLIENT_IPV6_PREFIX: prefix }).CLIENT_IPV6_PREFIX).toBe(Number(prefix));
+  });
+
+  // Shorter than a /48 counts a whole provider's customers as one client (a /32 is an ISP's allocation).
+  it.each(["0", "32", "47", "129", "64.5", "sixty-four"])("%s is refused, naming the variable", (prefix) => {
+    expect(() => parseConfig({ CLIENT_IPV6_PREFIX: prefix })).toThrow(ConfigError);
+    expect(() => parseConfig({ CLIENT_IPV6_PREFIX: prefix })).toThrow(/CLIENT_IPV6_PREFIX/);
+  });
+
+  it("the README's configuration table states the same range", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const row = readme.split("\n").find((l) => l.startsWith("| `CLIENT_IPV6_PREFIX`"));
+    expect(row).toContain("48–128");
   });
 });
 
