@@ -83,8 +83,8 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
 /**
  * The demo tier (README "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
- * `Authorization` header is verified instead: a valid key is not counted, a rejected one gets
- * the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
+ * `Authorization` header is verified instead: a valid key is not counted (it spends a use of
+ * the key, given back when the answer is an error), a rejected one gets the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
  * (README "Demo tier"). The decision is kept on the request's exchange, from which the envelope
  * (envelope.ts) puts `RateLimit-Policy` and `RateLimit` on the answer, whatever it is; a
  * decision the hot lane already took (it hands a refusal on to the app) is not taken again.
@@ -99,11 +99,15 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
 
       const authorization = c.req.header("authorization");
       if (authorization !== undefined && opts.keys) {
-        try {
-          await authenticate(opts.keys, authorization);
-          return next();
-        } catch (err) {
+        const key = await authenticate(opts.keys, authorization).catch((err: unknown) => {
           if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
+          return undefined;
+        });
+        if (key) {
+          await next();
+          // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
+          if (c.res.status >= 400) await opts.keys.credit(key.keyId, 1).catch(() => undefined);
+          return;
         }
       }
 
