@@ -127,6 +127,7 @@ export const RENDERED_ERRORS: Contract = {
         "WWW-Authenticate": {
           description:
             'RFC 6750: `Bearer` when no usable key was sent, `Bearer error="invalid_token"` when the key was rejected.',
+          required: true,
           schema: { type: "string", maxLength: 128, pattern: "^Bearer" },
           component: true,
         },

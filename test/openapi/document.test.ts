@@ -151,6 +151,11 @@ describe("headers (21.3)", () => {
     ).toEqual([]);
   });
 
+  it("WWW-Authenticate is declared required: the renderer puts it on every 401", () => {
+    const headers = (doc.components as { headers: Record<string, { required?: boolean }> }).headers;
+    expect(headers["WWW-Authenticate"]?.required).toBe(true);
+  });
+
   it("every 401 declares WWW-Authenticate, every 429 and 503 Retry-After", () => {
     const missing = responses().filter(
       ({ status, r }) =>

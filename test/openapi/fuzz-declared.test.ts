@@ -6,24 +6,31 @@ import { type FuzzRig, fuzzRig, request, SEED } from "../resilience/fuzz.js";
 /**
  * Every status and every header the server answers to generated requests (the resilience
  * fuzzer's generator: examples, their mutations, hostile strings, keys good and bad) is declared
- * for that status of that operation — explicitly, not only by `default`.
+ * for that status of that operation — explicitly, not only by `default` — and every header the
+ * document declares required there (X-Request-Id, WWW-Authenticate on a 401, Allow on a 405) is sent.
  */
 
 const RUNS = propertyRuns(500);
 /** Headers of HTTP itself, not of this API. */
 const PROTOCOL = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
 
-type Operations = Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+type HeaderDoc = { $ref?: string; required?: boolean };
+type Operations = Record<string, Record<string, { responses: Record<string, { headers?: Record<string, HeaderDoc> }> }>>;
 let rig: FuzzRig;
 let ops: Operations;
+let components: Record<string, HeaderDoc>;
 beforeAll(async () => {
   rig = await fuzzRig();
   const doc = (await (await rig.t.app.request("/v1/openapi.json")).json()) as {
     paths: Operations;
     webhooks: Operations;
+    components: { headers: Record<string, HeaderDoc> };
   };
   ops = { ...doc.paths, ...doc.webhooks };
+  components = doc.components.headers;
 });
+const isRequired = (h: HeaderDoc) =>
+  (h.$ref ? components[h.$ref.replace("#/components/headers/", "")]?.required : h.required) === true;
 afterAll(() => rig.close());
 
 describe(`every status and header met is declared (${RUNS} requests per operation, seed ${SEED})`, () => {
@@ -55,6 +62,12 @@ describe(`every status and header met is declared (${RUNS} requests per operatio
         for (const name of res.headers.keys()) {
           if (!PROTOCOL.has(name) && !names.has(name)) {
             problems.add(`${route.method} ${route.path} → ${res.status}: header ${name} not declared`);
+          }
+        }
+        // A header the document declares required is on every such answer.
+        for (const [name, h] of Object.entries(declared.headers ?? {})) {
+          if (isRequired(h) && !res.headers.has(name)) {
+            problems.add(`${route.method} ${route.path} → ${res.status}: required header ${name} missing`);
           }
         }
       }),
