@@ -15,7 +15,10 @@ const RUNS = propertyRuns(500);
 const PROTOCOL = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
 
 type HeaderDoc = { $ref?: string; required?: boolean };
-type Operations = Record<string, Record<string, { responses: Record<string, { headers?: Record<string, HeaderDoc> }> }>>;
+type Operations = Record<
+  string,
+  Record<string, { responses: Record<string, { headers?: Record<string, HeaderDoc> }> }>
+>;
 let rig: FuzzRig;
 let ops: Operations;
 let components: Record<string, HeaderDoc>;
