@@ -37,7 +37,9 @@ export type Actor = string | undefined;
 type Refusal<K extends KeyRefusal["kind"]> = Extract<KeyRefusal, { kind: K }>;
 export type CreateRefusal = Refusal<"duplicate_name" | "key_limit" | "daily_limit">;
 export type RollRefusal = Refusal<"not_found" | "roll_in_progress">;
-export type UpdateRefusal = Refusal<"not_found" | "expiry_in_past" | "plan_limit" | "rolled" | "duplicate_name">;
+export type UpdateRefusal = Refusal<
+  "not_found" | "expiry_in_past" | "plan_limit" | "rolled" | "duplicate_name" | "operator_key"
+>;
 
 /**
  * Self-service keys under plans, for the account page and the operator CLI: the caps and unique
@@ -177,6 +179,9 @@ export class AccountKeys {
         if (others.some((k) => k.id !== keyId && k.status === "active" && k.name.toLowerCase() === wanted))
           return fail({ kind: "duplicate_name" });
       }
+    } else if (actor !== undefined && Object.keys(patch).some((field) => field !== "name")) {
+      // A key the operator issued to this account (not made on its page): its owner may not lift what it was given.
+      return fail({ kind: "operator_key" });
     }
     const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
     if (!updated) return fail({ kind: "not_found" });

@@ -14,7 +14,9 @@ export type KeyRefusal =
   /** An edit beyond the plan: `allows` says what the plan allows. */
   | { kind: "plan_limit"; plan: PlanName; allows: string }
   /** A rolled key ends with its grace period: its expiry cannot change. */
-  | { kind: "rolled" };
+  | { kind: "rolled" }
+  /** A key the operator issued to the account: only the operator changes its limits, expiry and permissions. */
+  | { kind: "operator_key" };
 
 export type WordedRefusal = Exclude<KeyRefusal, { kind: "not_found" }>;
 
@@ -35,6 +37,8 @@ export function keyRefusalMessage(r: WordedRefusal): string {
       return `The ${r.plan} plan allows ${r.allows}: choose less, or upgrade your plan.`;
     case "rolled":
       return "This key was rolled and ends with its grace period: its expiry cannot change. Revoke it, or edit its replacement.";
+    case "operator_key":
+      return "This key was issued by the operator: its uses, rate limit, expiry and permissions are theirs to change. You can rename or revoke it.";
   }
 }
 
@@ -59,5 +63,7 @@ export function keyRefusalError(r: WordedRefusal): ApiError {
       return new ApiError("conflict", message, { reason: "PLAN_LIMIT" });
     case "rolled":
       return new ApiError("conflict", message, { reason: "ROLLED" });
+    case "operator_key":
+      return new ApiError("conflict", message, { reason: "OPERATOR_KEY" });
   }
 }
