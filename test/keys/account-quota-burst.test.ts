@@ -48,6 +48,42 @@ async function burst(apps: TestApp[]) {
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(2);
 }
 
+/**
+ * 50 parallel classify calls over two keys of a free account (10 calls a minute) with 60 uses
+ * left, spread over `apps`: exactly 10 answer 200, the other 40 are 429 RATE_LIMITED, and only
+ * the 10 are charged (on PostgreSQL the lookup statement spends first; the limiter's refusals
+ * give the uses back).
+ */
+async function rateBurst(apps: TestApp[]) {
+  const first = apps[0] as TestApp;
+  const ak = first.deps.accountKeys;
+  const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const email = `rate-burst-${stamp}@example.test`;
+  const owner = { ownerId: `user_${stamp}`, email, permissions: ["vibe.classify"], expiresAt: null };
+  const keys = [
+    expectValue(await ak.create({ ...owner, name: "a" })),
+    expectValue(await ak.create({ ...owner, name: "b" })),
+  ];
+  await first.deps.database.db
+    .updateTable("account_quotas")
+    .set({ remaining: 60 })
+    .where("owner_id", "=", owner.ownerId)
+    .execute();
+  const responses = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      classify(apps[i % apps.length] as TestApp, ["good"], bearer((keys[(i >> 1) % 2] as { key: string }).key)),
+    ),
+  );
+  const verdicts = await Promise.all(
+    responses.map(async (r) =>
+      r.status === 200 ? "200" : `${r.status} ${((await r.json()) as { error: { reason: string } }).error.reason}`,
+    ),
+  );
+  expect(verdicts.filter((v) => v === "200")).toHaveLength(10);
+  expect(verdicts.filter((v) => v === "429 RATE_LIMITED")).toHaveLength(40);
+  expect(await ak.quotas.remaining(owner.ownerId)).toBe(50);
+}
+
 describe("an account's uses under a burst over two keys", () => {
   it("SQLite: 50 parallel calls, 20 uses left → exactly 20 answer 200", async () => {
     const t = await testApp();
@@ -58,11 +94,24 @@ describe("an account's uses under a burst over two keys", () => {
     }
   });
 
+  it("SQLite: the account's rate limit (free: 10 a minute) under 50 parallel calls → exactly 10 answer 200, 10 charged", async () => {
+    const t = await testApp();
+    try {
+      await rateBurst([t]);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe.skipIf(!DATABASE_URL || !REDIS_URL)(
     `PostgreSQL + Redis ${skipReason({ postgres: true, redis: true }) ?? ""}`,
     () => {
       it("two instances on one database and one Redis: 50 parallel calls, 20 uses left → exactly 20 answer 200", async () => {
         await withTwoInstances({ REDIS_URL }, burst);
+      });
+
+      it("two instances: the account's rate limit under 50 parallel calls → exactly 10 answer 200, 10 charged", async () => {
+        await withTwoInstances({ REDIS_URL }, rateBurst);
       });
     },
   );

@@ -127,6 +127,19 @@ describe("POST /v1/vibe/classify: Idempotency-Key", () => {
     expect((await h.keys.list()).find((x) => x.id === id)?.remaining).toBe(1);
   });
 
+  it("a paid answer is replayed after the key ran out (free, not 429); a new call is 429 USAGE_EXCEEDED", async () => {
+    const { key: k, id } = await h.keys.create({ name: "idem-last", permissions: [PERMISSION], remaining: 1 });
+    const headers = { ...bearer(k), "Idempotency-Key": "last-use" };
+    const first = await classify(h.t, ["good"], headers);
+    expect(first.status).toBe(200);
+    const replay = await classify(h.t, ["good"], headers);
+    expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(await replay.text()).toBe(await first.text());
+    const fresh = await classify(h.t, ["good"], { ...bearer(k), "Idempotency-Key": "next" });
+    expect([fresh.status, (await errorOf(fresh)).error.reason]).toEqual([429, "USAGE_EXCEEDED"]);
+    expect((await h.keys.list()).find((x) => x.id === id)?.remaining).toBe(0);
+  });
+
   it("the same key with another body → 409 conflict, not charged", async () => {
     const { key: k, id } = await h.keys.create({ name: "idem2", permissions: [PERMISSION], remaining: 5 });
     const headers = { ...bearer(k), "Idempotency-Key": "order-2" };
