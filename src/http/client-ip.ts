@@ -53,7 +53,7 @@ export function clientOf(
   if (how.hops > 0) {
     const value = header(how.header) ?? "";
     const chain = [...(how.header === "forwarded" ? forwardedFor(value) : listOf(value)), peer];
-    ip = normalise(chain[Math.max(0, chain.length - 1 - how.hops)] ?? peer);
+    ip = normalise(withoutPort(chain[Math.max(0, chain.length - 1 - how.hops)] ?? peer));
   }
   return { ip, key: networkOf(ip, how.v6Prefix) };
 }
@@ -75,12 +75,20 @@ export function forwardedFor(value: string): string[] {
       .split(";")
       .map((p) => p.trim())
       .find((p) => p.toLowerCase().startsWith("for="));
-    const node = (pair?.slice(4) ?? "unknown").replace(/^"(.*)"$/, "$1");
-    const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(node);
-    if (bracketed?.[1]) return bracketed[1];
-    const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(node);
-    return v4WithPort?.[1] ?? node;
+    return withoutPort((pair?.slice(4) ?? "unknown").replace(/^"(.*)"$/, "$1"));
   });
+}
+
+/**
+ * A node's address without brackets or port: `[2001:db8::17]:4711` → `2001:db8::17`,
+ * `192.0.2.60:80` → `192.0.2.60`. Some load balancers write X-Forwarded-For entries so too; a
+ * new port is a new connection, not a new client.
+ */
+function withoutPort(node: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(node);
+  if (bracketed?.[1]) return bracketed[1];
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(node);
+  return v4WithPort?.[1] ?? node;
 }
 
 /**

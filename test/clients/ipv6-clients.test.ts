@@ -72,6 +72,24 @@ describe.each([
   });
 });
 
+describe("an address with a port in X-Forwarded-For (as some load balancers write it) counts as the address", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUST_PROXY: "1", DEMO_HOURLY_LIMIT: "2" });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ["IPv4", ["198.51.100.8:4711", "198.51.100.8:4712", "198.51.100.8"]],
+    ["IPv6", ["[2001:db8:1:7::1]:4711", "[2001:db8:1:7::2]:4712", "2001:db8:1:7::3"]],
+  ])("%s: a new port is not a new client", async (_family, spellings) => {
+    const statuses = [];
+    for (const ip of spellings)
+      statuses.push((await t.app.request(PATH, { headers: { "X-Forwarded-For": ip } })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+});
+
 describe("IPv4-mapped addresses count as the IPv4 address", () => {
   let t: TestApp;
   beforeAll(async () => {
