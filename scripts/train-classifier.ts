@@ -15,7 +15,8 @@
  * existing metrics.json take its figures instead of being retrained), --only=<parts of variants' names, comma-separated> (those and
  * the shipped one), --diag (class shares and an oracle calibration per held-out corpus, printed),
  * --no-write, --card-only (rewrite metrics.json and the model card's metrics from metrics.json,
- * no training).
+ * no training), --extra=DIR (each chosen variant trained on all three corpora and scored on the
+ * extra held-out sets in DIR beside VADER, eval-extra.ts: printed only, a report, never a choice).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -37,6 +38,7 @@ import { readFlag } from "../src/adapters/classifier/readable.js";
 import { UNREADABLE_SCORES } from "../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../src/adapters/classifier/vader.js";
 import { polarityScores, vaderScoresInto } from "../src/adapters/classifier/vader-scores.js";
+import { loadExtraSets } from "./eval-extra.js";
 import {
   type CalFeature,
   calFeature,
@@ -45,8 +47,8 @@ import {
   fitMatrixCalibration,
 } from "./train-calibration.js";
 import { CORPORA, type Corpus, type Example, loadCorpora, rng, sentimentDir } from "./train-data.js";
-import { type Metrics, type Paired, pairedScore, score } from "./train-metrics.js";
-import { BEFORE, cardMetrics, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
+import { type Metrics, type Paired, pairedScore, score, signLoss } from "./train-metrics.js";
+import { BEFORE, cardMetrics, goalChecks, METRICS_END, METRICS_START, metricsJson } from "./train-report.js";
 
 export interface Variant {
   name: string;
@@ -97,6 +99,14 @@ export interface Variant {
    * logits as a whole, which changes only confidence, never the argmax (nor positive vs negative).
    */
   inputCalibration?: { features: CalFeature[]; neutral: boolean; keepLabels?: boolean };
+  /**
+   * Weight of an auxiliary positive-vs-negative loss, −log σ(±(z_pos − z_neg)), on every training
+   * text with a binary truth (a rating ≠ 0: the mildly rated tweets and snippets labelled neutral
+   * too, whose sign the 3-class loss never sees); 0 or absent: none.
+   */
+  binaryLoss?: number;
+  /** The auxiliary loss on texts labelled neutral only (their rating's sign), not on polar ones. */
+  binaryNeutralOnly?: boolean;
 }
 
 type Extra = "negation" | "afinn" | "vader" | "vaderCompound";
@@ -162,6 +172,14 @@ const VARIANTS: Variant[] = [
     hidden: 8,
   },
   ...inputCalibrated(),
+  { ...SHIPPED, name: "1.2.0 + positive-vs-negative loss (weight 1) on every text with a rating sign", binaryLoss: 1 },
+  {
+    ...SHIPPED,
+    name: "1.2.0 + positive-vs-negative loss (weight 1) on neutral texts with a rating sign",
+    binaryLoss: 1,
+    binaryNeutralOnly: true,
+  },
+  { ...SHIPPED, name: "1.2.0 + negation-scope dense features", extras: ["vader", "negation"] },
   BASE,
   SHIPPED,
 ];
@@ -270,7 +288,7 @@ const EXTRA_SIZE: Record<Extra, number> = {
 };
 
 function featureStore(
-  examples: readonly Example[],
+  examples: readonly { text: string }[],
   bits: number,
   opts: FeatureOptions,
   extras: readonly Extra[] = [],
@@ -456,9 +474,15 @@ function train(store: Store, examples: readonly Example[], rows: readonly number
       modelCalibrated(model, z);
       const y = (examples[r] as Example).label;
       const sw = weight[o] as number;
-      const g0 = sw * ((z[0] as number) - (y === 0 ? 1 : 0));
+      let g0 = sw * ((z[0] as number) - (y === 0 ? 1 : 0));
       const g1 = sw * ((z[1] as number) - (y === 1 ? 1 : 0));
-      const gg = sw * ((z[2] as number) - (y === 2 ? 1 : 0));
+      let gg = sw * ((z[2] as number) - (y === 2 ? 1 : 0));
+      const bin = (examples[r] as Example).binary;
+      if (v.binaryLoss && bin !== null && (y === 1 || !v.binaryNeutralOnly)) {
+        const d = v.binaryLoss * sw * signLoss(z[0] as number, z[2] as number, bin === 0).grad;
+        g0 += d;
+        gg -= d;
+      }
       const grad = [g0, g1, gg];
       for (let k = 0; k < f.n; k++) {
         const base = (f.index[k] as number) * 3;
@@ -595,7 +619,7 @@ function calibrate(
 function probabilities(
   model: TrainModel,
   store: Store,
-  examples: readonly Example[],
+  examples: readonly { text: string }[],
   rows: readonly number[],
   sparse: boolean,
 ): Float64Array {
@@ -603,13 +627,13 @@ function probabilities(
   const u = UNREADABLE_SCORES;
   for (const [k, r] of rows.entries()) {
     const z = out.subarray(k * 3, k * 3 + 3);
-    if (readFlag((examples[r] as Example).text)) z.set([u.positive, u.neutral, u.negative]);
+    if (readFlag((examples[r] as { text: string }).text)) z.set([u.positive, u.neutral, u.negative]);
     else modelCalibrated(model, z, store.dense.subarray(r * store.stride, (r + 1) * store.stride));
   }
   return out;
 }
 
-function vaderProbabilities(examples: readonly Example[]): Float64Array {
+function vaderProbabilities(examples: readonly { text: string }[]): Float64Array {
   const out = new Float64Array(examples.length * 3);
   for (const [i, e] of examples.entries()) {
     const s = scoresFromCompound(polarityScores(e.text).compound);
@@ -679,6 +703,35 @@ function writeCard(report: Report) {
   const [head, rest] = card.split(METRICS_START) as [string, string];
   const tail = rest.split(METRICS_END)[1] ?? "";
   writeFileSync(out("docs/model-card.md"), `${head}${METRICS_START}\n${cardMetrics(report)}${METRICS_END}${tail}`);
+}
+
+/**
+ * --extra=DIR: each chosen variant trained as it would ship (on all three corpora) and scored on
+ * the extra held-out sets of DIR beside VADER (eval-extra.ts). A report only: printed, never
+ * written, never used to choose (the choice is made left one corpus out).
+ */
+function extraReport(
+  dir: string,
+  chosen: readonly Variant[],
+  trainAs: (v: Variant, on: readonly Corpus[]) => TrainModel,
+  corpora: Record<Corpus, Example[]>,
+) {
+  const seen = new Set(CORPORA.flatMap((c) => corpora[c].map((e) => e.text.trim())));
+  const sets = loadExtraSets(dir, seen).filter((x) => x.examples.length > 0);
+  const vader = sets.map((x) => score(vaderProbabilities(x.examples), x.examples));
+  for (const v of chosen) {
+    const model = trainAs(v, CORPORA);
+    for (const [k, x] of sets.entries()) {
+      const store = featureStore(x.examples, v.bits, v.features, v.extras);
+      const p = probabilities(model, store, x.examples, [...x.examples.keys()], v.sparse);
+      const m = score(p, x.examples);
+      const vm = vader[k] as Metrics;
+      const met = goalChecks(m, vm).filter((g) => g.met).length;
+      console.log(
+        `  extra | ${v.name} | ${x.name}: 3-class ${(100 * m.accuracy.value).toFixed(1)} (VADER ${(100 * vm.accuracy.value).toFixed(1)}), binary ${(100 * m.binaryAccuracy.value).toFixed(1)} (VADER ${(100 * vm.binaryAccuracy.value).toFixed(1)}), log-loss ${m.logLoss.value.toFixed(3)}, ECE ${m.ece.value.toFixed(3)}; goals met ${met} of 4`,
+      );
+    }
+  }
 }
 
 function main() {
@@ -887,6 +940,9 @@ function main() {
         return { heldOut: held, paired: pairedScore(a.p, b.p, a.ex), labelsChanged };
       }),
     }));
+
+  const extraDir = process.argv.find((a) => a.startsWith("--extra="))?.slice(8);
+  if (extraDir) extraReport(extraDir, chosen, fitModel, corpora.drop);
 
   const model = fitModel(SHIPPED, CORPORA);
   const test = Object.fromEntries(

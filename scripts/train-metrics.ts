@@ -203,3 +203,13 @@ export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: read
     ece: interval("ece"),
   };
 }
+
+/**
+ * The trainer's auxiliary positive-vs-negative loss (Variant.binaryLoss) on one text, from its
+ * probabilities: −log q of the true side, q = p_pos / (p_pos + p_neg) = σ(z_pos − z_neg), and
+ * its gradient on z_pos (the gradient on z_neg is its negative; z_neutral gets none).
+ */
+export function signLoss(pPos: number, pNeg: number, positive: boolean): { loss: number; grad: number } {
+  const q = pPos / (pPos + pNeg);
+  return { loss: -Math.log(positive ? q : 1 - q), grad: q - (positive ? 1 : 0) };
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { calFeature, fitInputCalibration } from "../../scripts/train-calibration.js";
 import type { LocoRow, Report, Variant } from "../../scripts/train-classifier.js";
 import { type Example, rng } from "../../scripts/train-data.js";
-import { type Metrics, pairedScore } from "../../scripts/train-metrics.js";
+import { type Metrics, pairedScore, signLoss } from "../../scripts/train-metrics.js";
 import { cardMetrics, markdownReport, metricsJson } from "../../scripts/train-report.js";
 import { DENSE, featureBuffer, featurize, NEGATION_EXTRA } from "../../src/adapters/classifier/features.js";
 
@@ -176,5 +176,32 @@ describe("input-dependent calibration (a trainer variant: the temperature a func
     expect(calFeature("long", dense(words(26)))).toBe(1);
     expect(calFeature("no_lexicon_hit", dense(words(3)))).toBe(1);
     expect(() => calFeature("vader_magnitude", dense("good"))).toThrow(/VADER/);
+  });
+});
+
+describe("the positive-vs-negative loss of the binaryLoss variants", () => {
+  const softmax = (z: number[]) => {
+    const e = z.map(Math.exp);
+    const t = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / t);
+  };
+  it("is −log σ(±(z_pos − z_neg)) whatever z_neutral, with its derivative in z_pos", () => {
+    for (const [z, positive] of [
+      [[0.3, 1.2, -0.4], true],
+      [[-1, 0.5, 2], true],
+      [[2, -3, 0.1], false],
+    ] as const) {
+      const at = (zz: number[]) => {
+        const p = softmax(zz);
+        return signLoss(p[0] as number, p[2] as number, positive);
+      };
+      const { loss, grad } = at([...z]);
+      const d = (z[0] as number) - (z[2] as number);
+      expect(loss).toBeCloseTo(Math.log1p(Math.exp(positive ? -d : d)), 10);
+      const h = 1e-6;
+      const numeric = (at([z[0] + h, z[1], z[2]]).loss - at([z[0] - h, z[1], z[2]]).loss) / (2 * h);
+      expect(grad).toBeCloseTo(numeric, 6);
+      expect(at([z[0], z[1] + 5, z[2]]).loss).toBeCloseTo(loss, 10);
+    }
   });
 });
