@@ -49,12 +49,13 @@ async function burst(apps: TestApp[]) {
 }
 
 /**
- * 50 parallel classify calls over two keys of a free account (10 calls a minute) with 60 uses
+ * 50 parallel classify calls over two keys of a free account (10 calls a minute) with `uses`
  * left, spread over `apps`: exactly 10 answer 200, the other 40 are 429 RATE_LIMITED, and only
- * the 10 are charged (on PostgreSQL the lookup statement spends first; the limiter's refusals
- * give the uses back).
+ * the 10 are charged. On PostgreSQL the lookup statement spends first and the limiter's refusals
+ * give the uses back; with fewer uses left than calls, a call that found them all held by calls
+ * the limiter then refuses is still RATE_LIMITED, not USAGE_EXCEEDED (10 uses are left).
  */
-async function rateBurst(apps: TestApp[]) {
+async function rateBurst(apps: TestApp[], uses: number) {
   const first = apps[0] as TestApp;
   const ak = first.deps.accountKeys;
   const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
@@ -66,7 +67,7 @@ async function rateBurst(apps: TestApp[]) {
   ];
   await first.deps.database.db
     .updateTable("account_quotas")
-    .set({ remaining: 60 })
+    .set({ remaining: uses })
     .where("owner_id", "=", owner.ownerId)
     .execute();
   const responses = await Promise.all(
@@ -81,7 +82,7 @@ async function rateBurst(apps: TestApp[]) {
   );
   expect(verdicts.filter((v) => v === "200")).toHaveLength(10);
   expect(verdicts.filter((v) => v === "429 RATE_LIMITED")).toHaveLength(40);
-  expect(await ak.quotas.remaining(owner.ownerId)).toBe(50);
+  expect(await ak.quotas.remaining(owner.ownerId)).toBe(uses - 10);
 }
 
 describe("an account's uses under a burst over two keys", () => {
@@ -97,7 +98,7 @@ describe("an account's uses under a burst over two keys", () => {
   it("SQLite: the account's rate limit (free: 10 a minute) under 50 parallel calls → exactly 10 answer 200, 10 charged", async () => {
     const t = await testApp();
     try {
-      await rateBurst([t]);
+      for (const uses of [60, 20]) await rateBurst([t], uses);
     } finally {
       await t.close();
     }
@@ -111,7 +112,9 @@ describe("an account's uses under a burst over two keys", () => {
       });
 
       it("two instances: the account's rate limit under 50 parallel calls → exactly 10 answer 200, 10 charged", async () => {
-        await withTwoInstances({ REDIS_URL }, rateBurst);
+        await withTwoInstances({ REDIS_URL }, async (apps) => {
+          for (const uses of [60, 20]) await rateBurst(apps, uses);
+        });
       });
     },
   );

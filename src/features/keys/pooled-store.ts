@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { KeyRateLimitState, KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
-import type { RateLimiter } from "../../ports/rate-limiter.js";
+import type { LimitDecision, RateLimiter } from "../../ports/rate-limiter.js";
 import { AccountQuotas, fewer } from "./account-quota.js";
 import { CountingKeyStore } from "./counting-store.js";
 import type { UsageCounter } from "./usage.js";
@@ -36,22 +36,30 @@ export class PooledKeyStore implements KeyStore {
       return answer;
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
+    const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
+    const state = (d: LimitDecision): KeyRateLimitState =>
+      tighter(v.ratelimit, {
+        limit: d.limit,
+        remaining: d.remaining,
+        resetMs: d.resetMs,
+        name: "account",
+        durationSec: rule.durationSec,
+      });
     // The store may have spent the account's uses already, with the key (one statement): then
     // its verdict stands, and a refusal by the account's rate limit gives them back.
     const prespent = cost > 0 ? v.account?.spent : undefined;
     // An account without uses left is refused before it eats into its rate limit.
-    if (prespent === false) return refuse(exhausted);
     if (prespent === undefined && cost > 0 && pool.remaining !== null && pool.remaining < cost)
       return refuse(exhausted);
-    const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
+    if (prespent === false) {
+      // The statement found too few uses left. They may be held by calls that spent them in their
+      // statements and that the rate limit is refusing (those give them back): with the account's
+      // window full, the rate limit answers, as it would have had it been asked first.
+      const peek = await this.limiter.consume(rule, pool.ownerId, 0);
+      return refuse(peek.remaining > 0 ? exhausted : { ...v, code: "RATE_LIMITED" as const, ratelimit: state(peek) });
+    }
     const d = await this.limiter.consume(rule, pool.ownerId);
-    const ratelimit = tighter(v.ratelimit, {
-      limit: d.limit,
-      remaining: d.remaining,
-      resetMs: d.resetMs,
-      name: "account",
-      durationSec: rule.durationSec,
-    });
+    const ratelimit = state(d);
     if (!d.allowed) {
       if (prespent) await this.quotas.credit(pool.ownerId, cost);
       return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
