@@ -56,4 +56,30 @@ describe("an operator-issued key on its owner's account page", () => {
     });
     expect((await classify(acct.t, ["good"], bearer(trial.key))).status).toBe(403);
   });
+
+  it("with limits of its own it rolls there only without a grace period (at Unkey both keys would hold them)", async () => {
+    const email = "operator-roll@example.test";
+    const agent = await acct.signIn(email);
+    const ownerId = (await accountIdByEmail(acct.t.deps.database, email)) as string;
+    const metered = await acct.t.deps.keys.create({
+      name: "metered",
+      ownerId,
+      permissions: [PERMISSION],
+      remaining: 3,
+    });
+    const { csrf } = await accountPage(agent);
+    const graced = await agent.post(`/account/keys/${metered.id}/roll`, { csrf, grace: "604800" });
+    expect(graced.status).toBe(409);
+    expect((await errorOf(graced)).error).toMatchObject({
+      code: "conflict",
+      reason: "OPERATOR_KEY",
+      message:
+        "This key was issued by the operator with limits of its own: roll it without a grace period (the old key stops at once), or ask the operator.",
+    });
+    expect((await classify(acct.t, ["good"], bearer(metered.key))).status).toBe(200);
+    expect((await agent.post(`/account/keys/${metered.id}/roll`, { csrf, grace: "0" })).status).toBe(303);
+    expect((await classify(acct.t, ["good"], bearer(metered.key))).status).toBe(401);
+    const replacement = (await acct.t.deps.keys.list(ownerId)).find((k) => k.replaces === metered.id);
+    expect(replacement).toMatchObject({ remaining: 2, status: "active" });
+  });
 });

@@ -36,7 +36,7 @@ export type Actor = string | undefined;
 
 type Refusal<K extends KeyRefusal["kind"]> = Extract<KeyRefusal, { kind: K }>;
 export type CreateRefusal = Refusal<"duplicate_name" | "key_limit" | "daily_limit">;
-export type RollRefusal = Refusal<"not_found" | "roll_in_progress">;
+export type RollRefusal = Refusal<"not_found" | "roll_in_progress" | "operator_key">;
 export type UpdateRefusal = Refusal<
   "not_found" | "expiry_in_past" | "plan_limit" | "rolled" | "duplicate_name" | "operator_key"
 >;
@@ -111,7 +111,13 @@ export class AccountKeys {
     if (before && actor !== undefined && before.owner_id !== actor) return notFound;
     const ownerId = before?.owner_id ?? actor;
     if (graceSec > 0) {
-      const previous = stillInGrace(await this.keys.list(ownerId), keyId);
+      const keys = await this.keys.list(ownerId);
+      // An operator-issued key with uses or a rate limit of its own: at Unkey both keys of a roll
+      // hold a copy of them during the grace period, which is the operator's to give, not its owner's.
+      const key = keys.find((k) => k.id === keyId);
+      if (!before && actor !== undefined && key && (key.remaining !== null || key.ratelimit !== null))
+        return fail({ kind: "operator_key", action: "roll" });
+      const previous = stillInGrace(keys, keyId);
       if (previous) return fail({ kind: "roll_in_progress", previous: `${previous.prefix}…${previous.last4}` });
     }
     if (before && !(await this.ledger.beginRoll(before.owner_id, keyId, graceSec))) return notFound;
@@ -181,7 +187,7 @@ export class AccountKeys {
       }
     } else if (actor !== undefined && Object.keys(patch).some((field) => field !== "name")) {
       // A key the operator issued to this account (not made on its page): its owner may not lift what it was given.
-      return fail({ kind: "operator_key" });
+      return fail({ kind: "operator_key", action: "edit" });
     }
     const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
     if (!updated) return fail({ kind: "not_found" });

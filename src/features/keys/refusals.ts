@@ -15,8 +15,12 @@ export type KeyRefusal =
   | { kind: "plan_limit"; plan: PlanName; allows: string }
   /** A rolled key ends with its grace period: its expiry cannot change. */
   | { kind: "rolled" }
-  /** A key the operator issued to the account: only the operator changes its limits, expiry and permissions. */
-  | { kind: "operator_key" };
+  /**
+   * A key the operator issued to the account: only the operator changes its limits, expiry and
+   * permissions (`edit`), and one with limits of its own rolls without a grace period (`roll`:
+   * at Unkey both keys would hold a copy of them meanwhile).
+   */
+  | { kind: "operator_key"; action: "edit" | "roll" };
 
 export type WordedRefusal = Exclude<KeyRefusal, { kind: "not_found" }>;
 
@@ -38,7 +42,9 @@ export function keyRefusalMessage(r: WordedRefusal): string {
     case "rolled":
       return "This key was rolled and ends with its grace period: its expiry cannot change. Revoke it, or edit its replacement.";
     case "operator_key":
-      return "This key was issued by the operator: its uses, rate limit, expiry and permissions are theirs to change. You can rename or revoke it.";
+      return r.action === "edit"
+        ? "This key was issued by the operator: its uses, rate limit, expiry and permissions are theirs to change. You can rename or revoke it."
+        : "This key was issued by the operator with limits of its own: roll it without a grace period (the old key stops at once), or ask the operator.";
   }
 }
 
