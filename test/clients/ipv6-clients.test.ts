@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
-import { forwardedFor, networkOf } from "../../src/http/client-ip.js";
+import { clientOf, forwardedFor, networkOf } from "../../src/http/client-ip.js";
 import { type TestApp, type TestServer, testApp, testServer } from "../helpers/app.js";
 import { canRun } from "../helpers/env.js";
 
@@ -29,6 +29,24 @@ describe("networkOf and forwardedFor", () => {
       forwardedFor('for=192.0.2.60;proto=http;by=203.0.113.43, For="[2001:db8:cafe::17]:4711", for="198.51.100.9:80"'),
     ).toEqual(["192.0.2.60", "2001:db8:cafe::17", "198.51.100.9"]);
     expect(forwardedFor("proto=https, for=_hidden, for=unknown")).toEqual(["unknown", "_hidden", "unknown"]);
+  });
+
+  it.each([
+    [0, "127.0.0.2"],
+    [1, "198.51.100.7"],
+    [2, "2001:db8:1:2::9"],
+    [3, "203.0.113.1"],
+    [9, "203.0.113.1"],
+  ])("Forwarded counts hops as X-Forwarded-For does: %i trusted → %s", (hops, ip) => {
+    const how = (header: "forwarded" | "x-forwarded-for") => ({ hops, header, v6Prefix: 64 }) as const;
+    const headers: Record<string, string> = {
+      forwarded: 'for=203.0.113.1, for="[2001:db8:1:2::9]:80";proto=https, for=198.51.100.7',
+      "x-forwarded-for": "203.0.113.1, 2001:db8:1:2::9, 198.51.100.7",
+    };
+    const viaForwarded = clientOf("127.0.0.2", (n) => headers[n], how("forwarded"));
+    const viaXff = clientOf("127.0.0.2", (n) => headers[n], how("x-forwarded-for"));
+    expect(viaForwarded).toEqual(viaXff);
+    expect(viaForwarded.ip).toBe(ip);
   });
 });
 
