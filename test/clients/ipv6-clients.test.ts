@@ -1,6 +1,8 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
+import fc from "fast-check";
+import ipaddr from "ipaddr.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
 import { clientOf, forwardedFor, networkOf } from "../../src/http/client-ip.js";
@@ -22,6 +24,60 @@ describe("networkOf and forwardedFor", () => {
     ["unknown", 64, "unknown"],
   ])("%s /%i counts as %s", (ip, prefix, key) => {
     expect(networkOf(ip, prefix)).toBe(key);
+  });
+
+  /** Any IPv6 address (zero runs likely), spelled in any of the ways RFC 4291 allows. */
+  const spelled = fc
+    .tuple(
+      fc.array(fc.oneof(fc.constant(0), fc.constant(0xffff), fc.integer({ min: 0, max: 0xffff })), {
+        minLength: 8,
+        maxLength: 8,
+      }),
+      fc.constantFrom("short", "padded", "upper", "compressed"),
+    )
+    .map(([groups, how]) => {
+      const hex = groups.map((g) => (how === "padded" ? g.toString(16).padStart(4, "0") : g.toString(16)));
+      const full = hex.join(":");
+      if (how === "upper") return full.toUpperCase();
+      if (how !== "compressed") return full;
+      return ipaddr.IPv6.parse(full).toString();
+    });
+  const reference = (ip: string, prefix: number) => {
+    const v6 = ipaddr.IPv6.parse(ip);
+    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+    return prefix >= 128 ? ip : `${ipaddr.IPv6.networkAddressFromCIDR(`${ip}/${prefix}`).toString()}/${prefix}`;
+  };
+
+  it("counts every spelling of an address as ipaddr.js reads it, for every prefix 48–128", () => {
+    fc.assert(
+      fc.property(spelled, fc.integer({ min: 48, max: 128 }), (ip, prefix) => {
+        const how = { hops: 1, header: "x-forwarded-for", v6Prefix: prefix } as const;
+        const v6 = ipaddr.IPv6.parse(ip);
+        const logged = v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : ip;
+        expect(clientOf("127.0.0.1", () => ip, how)).toEqual({ ip: logged, key: reference(ip, prefix) });
+        expect(clientOf(ip, () => undefined, { ...how, hops: 0 })).toEqual({ ip: logged, key: reference(ip, prefix) });
+      }),
+      { numRuns: 5_000, seed: 2511 },
+    );
+  });
+
+  it.each([
+    ":::",
+    "1::2::3",
+    "1:2:3:4:5:6:7:8:9",
+    "12345::",
+    "g::1",
+    "1:2:3:4:5:6:7:8::",
+    "::1:2:3:4:5:6:7:8",
+    ":1::",
+    "1:2:3:4::5:6:7:8",
+    "1:",
+    "1::2:",
+    "::1::",
+    "1:2:3:4:5:6:7",
+  ])("%s is no IPv6 address: it counts as itself", (junk) => {
+    expect(ipaddr.IPv6.isValid(junk)).toBe(false);
+    expect(clientOf("127.0.0.1", () => junk, { hops: 1, header: "x-forwarded-for", v6Prefix: 64 }).key).toBe(junk);
   });
 
   it("reads the for= node of each RFC 7239 element", () => {
