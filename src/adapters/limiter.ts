@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { privateDatabaseFile } from "../db/database.js";
 import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "../db/sqlite.js";
+import { WalCheckpointer } from "../db/wal-checkpointer.js";
 import { decide, type LimitDecision, type LimitRule, type RateLimiter } from "../ports/rate-limiter.js";
 
 // RedisRateLimiter is in redis-limiter.ts, which the composition root imports only with REDIS_URL.
@@ -66,7 +67,9 @@ interface Pending {
  *
  * The file is separate from the main database, in WAL mode with `synchronous = NORMAL`: a commit
  * is written to the WAL (the OS's page cache) but not fsynced, so a crash of the process (`kill
- * -9`) keeps every commit and only an OS crash or power cut can lose the last counts. The rows
+ * -9`) keeps every commit and only an OS crash or power cut can lose the last counts. The WAL's
+ * checkpoints (which fsync) run in a thread of their own (db/wal-checkpointer.ts), not inside a
+ * commit on the event loop. The rows
  * and windows are rate-limiter-flexible's (`RateLimiterSQLite`'s table, fixed windows).
  *
  * Leases: for a key far from its limit (rules of 128 points or more), a decision also claims a
@@ -89,6 +92,7 @@ interface Pending {
  */
 export class SqliteRateLimiter implements RateLimiter {
   private readonly db: SqliteConnection;
+  private readonly checkpointer: WalCheckpointer;
   private readonly sweeper: NodeJS.Timeout;
   private readonly spend: SqliteStatement<
     [{ key: string; points: number; expire: number; now: number }],
@@ -115,12 +119,15 @@ export class SqliteRateLimiter implements RateLimiter {
   private closed = false;
 
   constructor(dataDir: string) {
-    const db = openSqliteFile(privateDatabaseFile(dataDir, "limits.db"));
+    const file = privateDatabaseFile(dataDir, "limits.db");
+    const db = openSqliteFile(file);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 2000");
     createTable(db);
     this.db = db;
+    // Checkpoints (two fsyncs) in a thread of their own, not inside a commit on the event loop.
+    this.checkpointer = new WalCheckpointer(file, (pages) => db.pragma(`wal_autocheckpoint = ${pages}`));
     // A live window adds up, an expired one starts again.
     this.spend = db.prepare(
       `INSERT INTO rate_limits (key, points, expire) VALUES (@key, @points, @expire)
@@ -201,6 +208,7 @@ export class SqliteRateLimiter implements RateLimiter {
     clearInterval(this.sweeper);
     clearTimeout(this.returner);
     this.db.close();
+    await this.checkpointer.close();
   }
 
   /** Spends from this process's lease on the key, if it has one that can take `points` now. */
@@ -316,6 +324,7 @@ export class SqliteRateLimiter implements RateLimiter {
       return;
     }
     this.claimed = [];
+    if (writes) this.checkpointer.committed();
     for (const [i, op] of ops.entries()) {
       const result = results[i];
       if (result instanceof Retry) setTimeout(() => this.enqueue(op), result.ms);

@@ -38,6 +38,11 @@ export function openSqliteFile(file: string, options?: SqliteOptions): SqliteCon
   return new Database(file, options);
 }
 
+/** The chosen package's entry file, for a worker thread to load the same driver. */
+export function sqliteDriverPath(): string {
+  return createRequire(import.meta.url).resolve(driverName);
+}
+
 /** For logs and the bench: e.g. "better-sqlite3 13.2.0 (Node-API)". */
 export function sqliteDriverLabel(): string {
   const { version } = createRequire(import.meta.url)(`${driverName}/package.json`) as { version: string };

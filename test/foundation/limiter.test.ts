@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import pino from "pino";
@@ -281,6 +282,25 @@ describe("embedded limiter (DATA_DIR/limits.db)", () => {
     } finally {
       await one.close();
       await two.close();
+    }
+  });
+
+  it("a commit never checkpoints the WAL on the calling thread; a thread of its own does, soon after", async () => {
+    const dir = tempDir();
+    const one = new SqliteRateLimiter(dir);
+    const size = () => statSync(join(dir, "limits.db")).size;
+    try {
+      const before = size();
+      // One commit of ~6 MB of WAL, past SQLite's automatic checkpoint (1,000 pages, 4 MB), which
+      // would copy it into limits.db (and fsync both files) inside the commit, on the event loop.
+      const r = rule(1);
+      const long = "x".repeat(200);
+      await Promise.all(Array.from({ length: 25_000 }, (_, i) => one.consume(r, `${long}${i}`)));
+      expect(size()).toBe(before);
+      // The checkpointing thread folds it in within CHECKPOINT_AFTER_MS.
+      await waitUntil(async () => size() > 4_000_000);
+    } finally {
+      await one.close();
     }
   });
 
