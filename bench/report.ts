@@ -44,8 +44,12 @@ export function cpuRatio(row: Row | undefined): number {
  * The "p99 at ½ max" cell: the median run's p99 when the paced client kept its schedule in that
  * run, else how late the client itself was — a p99 the load generator made is not the server's.
  */
+/** Answers other than 2xx in the half-load runs: the server did other work than the row's (e.g. 429s). */
+const refused = (half: LoadResult) => (half.non2xxRuns ?? [half.non2xx]).reduce((a, b) => a + b, 0);
+
 export function halfP99(half: LoadResult | undefined): string {
   if (!half) return "–";
+  if (refused(half) > 0) return `${refused(half)} non-2xx answers, not measured`;
   if (keptSchedule(half)) return ms(half.p99);
   return `client late (${ms(half.clientLateP99)} p99), not measured`;
 }
@@ -54,6 +58,8 @@ export function halfP99(half: LoadResult | undefined): string {
 export function halfCheck(half: LoadResult | undefined, goalMs: number): { measured: string; met: boolean | null } {
   if (!half) return { measured: "skipped", met: null };
   const at = `${half.p99} ms at ${Math.round(half.rps)} req/s`;
+  if (refused(half) > 0)
+    return { measured: `${refused(half)} answers in the runs were not 2xx: ${at} is not the row's`, met: null };
   if (!keptSchedule(half))
     return {
       measured: `the paced client was ${half.clientLateP99} ms late at p99 (limit ${CLIENT_LATE_LIMIT_MS} ms): its reading, ${at}, is not the server's`,
@@ -78,6 +84,8 @@ export function table(rows: Row[]): string {
     }
     if (m && m.non2xx + m.errors > 0) notes.push(`${m.non2xx} non-2xx, ${m.errors} errors of ${m.total}`);
     if (r.half?.p99Runs) notes.push(`p99 at ½ max in ${r.half.p99Runs.length} runs: ${r.half.p99Runs.join(", ")} ms`);
+    if (r.half?.non2xxRuns?.some((n) => n > 0))
+      notes.push(`non-2xx answers in the ½-max runs: ${r.half.non2xxRuns.join(", ")}`);
     if (r.half?.lateRuns)
       notes.push(`the paced client's own lateness p99 in those runs: ${r.half.lateRuns.join(", ")} ms`);
     const cpu = m?.cpuUsPerRequest === undefined ? "–" : `${f0(m.cpuUsPerRequest)} µs`;

@@ -51,6 +51,12 @@ describe("p99 at ½ max when the client falls behind its schedule", () => {
     expect(halfCheck(run(7.5, 0.3), 5).met).toBe(false);
   });
 
+  it("does not judge a run in which the server answered anything but 2xx (a spent demo budget's 429s)", () => {
+    const spent = { ...run(480, 0.3), non2xxRuns: [0, 0, 7_596] };
+    expect(halfP99(spent)).toContain("7596 non-2xx");
+    expect(halfCheck(spent, 5).met).toBeNull();
+  });
+
   it("does not trust a run that did not measure the client's lateness", () => {
     const { clientLateP99: _, ...unmeasured } = run(3.2, 0);
     expect(halfCheck(unmeasured, 5).met).toBeNull();
