@@ -98,7 +98,8 @@ export function createApp(deps: AppDeps): App {
       title: "Almanac",
       version: "1.0.0",
       description:
-        `Utility lookups (demo tier: ${deps.config.DEMO_HOURLY_LIMIT} GET calls per hour per IP), paid vibe classification and a contact desk. ` +
+        `Utility lookups (demo tier: ${deps.config.DEMO_HOURLY_LIMIT} GET calls per hour per client), paid vibe classification and a contact desk. ` +
+        `Limits per client count an IPv4 client by its address and an IPv6 client by its /${deps.config.CLIENT_IPV6_PREFIX} network. ` +
         'Every error is `{"error":{"code","message","reason"?,"details"?,"request_id"}}`; ' +
         "every response carries `X-Request-Id`.",
       contact: { name: "Almanac contact desk", url: `${deps.config.PUBLIC_URL}/` },

@@ -117,6 +117,19 @@ describe("CLIENT_IPV6_PREFIX: 48 to 128 bits, as documented", () => {
     expect(() => parseConfig({ CLIENT_IPV6_PREFIX: prefix })).toThrow(/CLIENT_IPV6_PREFIX/);
   });
 
+  it.each([
+    [{}, "/64"],
+    [{ CLIENT_IPV6_PREFIX: "48" }, "/48"],
+  ])("the served document tells clients how they are counted (%j → %s)", async (env, network) => {
+    const t = await testApp(env);
+    try {
+      const doc = (await (await t.app.request("/v1/openapi.json")).json()) as { info: { description: string } };
+      expect(doc.info.description).toContain(`an IPv6 client by its ${network} network`);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("the README's configuration table states the same range", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     const row = readme.split("\n").find((l) => l.startsWith("| `CLIENT_IPV6_PREFIX`"));
