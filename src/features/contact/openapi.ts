@@ -56,13 +56,18 @@ export const contactErrorResponses = {
       },
     },
   ),
-  502: errorResponse("The mail server refused the message (SMTP 4xx/5xx, connection refused or dropped, timeout).", {
-    refused: {
-      code: "upstream_error",
-      message: "The mail server refused the message; it has been stored for the operator to resend.",
-      details: { id: "con_6f1c2a9e0b7d4c3a8e51" },
+  // The message counted against the limits before the mail server refused it: its RateLimit says so.
+  502: errorResponse(
+    "The mail server refused the message (SMTP 4xx/5xx, connection refused or dropped, timeout).",
+    {
+      refused: {
+        code: "upstream_error",
+        message: "The mail server refused the message; it has been stored for the operator to resend.",
+        details: { id: "con_6f1c2a9e0b7d4c3a8e51" },
+      },
     },
-  }),
+    contactLimitHeaders,
+  ),
   503: errorResponse("No mail lane is configured on this server (MAIL_URL unset).", {
     no_lane: { code: "unavailable", message: "No mail lane is configured on this server." },
   }),
