@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { KeyRateLimitState, KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
-import type { LimitDecision, RateLimiter } from "../../ports/rate-limiter.js";
-import { AccountQuotas, fewer } from "./account-quota.js";
+import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
+import { AccountQuotas, fewer, type Pool } from "./account-quota.js";
 import { CountingKeyStore } from "./counting-store.js";
 import type { UsageCounter } from "./usage.js";
 
@@ -25,7 +25,10 @@ export class PooledKeyStore implements KeyStore {
     if (v.code !== "VALID" || !v.keyId) {
       // The store spent the account's uses with the key (one statement), then refused the call: they go back.
       if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.ownerId, cost);
-      return v;
+      if (v.code !== "USAGE_EXCEEDED" || !v.keyId || cost === 0) return v;
+      // Out of the key's own uses: maybe held by calls that the account's rate limit is refusing.
+      const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
+      return pool ? this.ratherRateLimited(v, pool) : v;
     }
     // The embedded store read the account with the key (one query); others are asked here.
     const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
@@ -36,30 +39,17 @@ export class PooledKeyStore implements KeyStore {
       return answer;
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
-    const rule = { name: "account", points: pool.plan.ratelimit.limit, durationSec: pool.plan.ratelimit.durationSec };
-    const state = (d: LimitDecision): KeyRateLimitState =>
-      tighter(v.ratelimit, {
-        limit: d.limit,
-        remaining: d.remaining,
-        resetMs: d.resetMs,
-        name: "account",
-        durationSec: rule.durationSec,
-      });
     // The store may have spent the account's uses already, with the key (one statement): then
     // its verdict stands, and a refusal by the account's rate limit gives them back.
     const prespent = cost > 0 ? v.account?.spent : undefined;
     // An account without uses left is refused before it eats into its rate limit.
     if (prespent === undefined && cost > 0 && pool.remaining !== null && pool.remaining < cost)
       return refuse(exhausted);
-    if (prespent === false) {
-      // The statement found too few uses left. They may be held by calls that spent them in their
-      // statements and that the rate limit is refusing (those give them back): with the account's
-      // window full, the rate limit answers, as it would have had it been asked first.
-      const peek = await this.limiter.consume(rule, pool.ownerId, 0);
-      return refuse(peek.remaining > 0 ? exhausted : { ...v, code: "RATE_LIMITED" as const, ratelimit: state(peek) });
-    }
+    // The statement found too few uses left: maybe held by calls that the rate limit is refusing.
+    if (prespent === false) return refuse(await this.ratherRateLimited(exhausted, pool));
+    const rule = accountRule(pool);
     const d = await this.limiter.consume(rule, pool.ownerId);
-    const ratelimit = state(d);
+    const ratelimit = tighter(v.ratelimit, accountState(rule, d));
     if (!d.allowed) {
       if (prespent) await this.quotas.credit(pool.ownerId, cost);
       return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
@@ -71,6 +61,23 @@ export class PooledKeyStore implements KeyStore {
       remaining = left;
     }
     return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
+  }
+
+  /**
+   * A USAGE_EXCEEDED whose uses (the key's own, or its account's as the one statement spends them
+   * on PostgreSQL) were spent first and may be held by concurrent calls that the account's rate
+   * limit is refusing — they give them back. With the account's window full the call is rate
+   * limited too, and so told: `RATE_LIMITED`, as the limiter-first order answers, never a
+   * USAGE_EXCEEDED (Retry-After an hour) while uses are coming back. Reads the window, spends nothing.
+   */
+  private async ratherRateLimited<T extends KeyVerification & { kind: "verdict" }>(
+    v: T,
+    pool: Pool,
+  ): Promise<T | (T & { code: "RATE_LIMITED" })> {
+    const rule = accountRule(pool);
+    const peek = await this.limiter.consume(rule, pool.ownerId, 0);
+    if (peek.remaining > 0) return v;
+    return { ...v, code: "RATE_LIMITED", ratelimit: tighter(v.ratelimit, accountState(rule, peek)) };
   }
 
   create: KeyStore["create"] = (input) => this.inner.create(input);
@@ -87,6 +94,21 @@ export class PooledKeyStore implements KeyStore {
     return found;
   }
 }
+
+/** The account's rate limit, as the shared limiter's rule `account` keyed by the account. */
+const accountRule = (pool: Pool): LimitRule => ({
+  name: "account",
+  points: pool.plan.ratelimit.limit,
+  durationSec: pool.plan.ratelimit.durationSec,
+});
+
+const accountState = (rule: LimitRule, d: LimitDecision): KeyRateLimitState => ({
+  limit: d.limit,
+  remaining: d.remaining,
+  resetMs: d.resetMs,
+  name: "account",
+  durationSec: rule.durationSec,
+});
 
 /** The rate-limit window that binds first. */
 function tighter(a: KeyRateLimitState | undefined, b: KeyRateLimitState): KeyRateLimitState {
