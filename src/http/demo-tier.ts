@@ -10,7 +10,7 @@ import {
   retryAfterHeader,
 } from "./contract.js";
 import { ApiError } from "./errors.js";
-import { authenticate, KEY_ANSWERS } from "./key-auth.js";
+import { KEY_ANSWERS, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "./key-auth.js";
 import { ratePolicy, rateState } from "./rate-limit-headers.js";
 import type { AppEnv } from "./types.js";
 
@@ -47,7 +47,9 @@ const demoMessage = (rule: LimitRule) =>
 function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
   const headers: Record<string, HeaderDoc> = {
     "RateLimit-Policy": {
-      description: `Demo-tier policy: \`${ratePolicy(rule)}\` (${rule.points} calls per ${rule.durationSec} s per client IP).`,
+      description:
+        `Demo-tier policy: \`${ratePolicy(rule)}\` (${rule.points} calls per ${rule.durationSec} s per client IP). ` +
+        "With a key, the key's (`key`) or its account's (`account`) rate limit instead, when it has one.",
       schema: { type: "string", maxLength: 128, example: ratePolicy(rule) },
     },
     RateLimit: {
@@ -84,7 +86,8 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
  * The demo tier (README "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
  * `Authorization` header is verified instead: a valid key is not counted (it spends a use of
- * the key, given back when the answer is an error), a rejected one gets the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
+ * the key, given back when the answer is an error; the answer carries the key's own RateLimit headers
+ * when it has a rate limit), a rejected one gets the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
  * (README "Demo tier"). The decision is kept on the request's exchange, from which the envelope
  * (envelope.ts) puts `RateLimit-Policy` and `RateLimit` on the answer, whatever it is; a
  * decision the hot lane already took (it hands a refusal on to the app) is not taken again.
@@ -99,7 +102,10 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
 
       const authorization = c.req.header("authorization");
       if (authorization !== undefined && opts.keys) {
-        const key = await authenticate(opts.keys, authorization).catch((err: unknown) => {
+        const token = parseBearer(authorization);
+        if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+        // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
+        const key = await verifyKey(c, opts.keys, token, { cost: 1 }).catch((err: unknown) => {
           if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
           return undefined;
         });

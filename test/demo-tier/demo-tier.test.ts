@@ -32,6 +32,18 @@ function fakeKeys(): KeyStore & { calls: string[] } {
   const verify = async (key: string): Promise<KeyVerification> => {
     calls.push(key);
     if (key === "alm_good") return { kind: "verdict", code: "VALID", keyId: "key_1", remaining: null };
+    if (key === "alm_limited" || key === "alm_spent") {
+      const ratelimit = { name: "key", limit: 5, durationSec: 60, resetMs: 30_000 };
+      if (key === "alm_spent")
+        return { kind: "verdict", code: "RATE_LIMITED", ratelimit: { ...ratelimit, remaining: 0 } };
+      return {
+        kind: "verdict",
+        code: "VALID",
+        keyId: "key_2",
+        remaining: null,
+        ratelimit: { ...ratelimit, remaining: 3 },
+      };
+    }
     if (key === "alm_down") return { kind: "unavailable", detail: "timeout" };
     return { kind: "verdict", code: "NOT_FOUND" };
   };
@@ -144,6 +156,21 @@ describe("demo tier with an Authorization header", () => {
     }
     expect(keys.calls).toEqual(Array(5).fill("alm_good"));
     expect((await get()).headers.get("ratelimit")).toMatch(/^"demo";r=1;/);
+  });
+
+  // PRODUCT.md: rate-limited routes send RateLimit-Policy / RateLimit. A keyed GET spends the key's
+  // (or its account's) rate limit, so it says what is left, as classify and /v1/usage do.
+  it("a key with a rate limit gets its RateLimit headers on a GET, and on the 429 when it is spent", async () => {
+    const { get } = await keyed();
+    const ok = await get("Bearer alm_limited");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("ratelimit-policy")).toBe('"key";q=5;w=60');
+    expect(ok.headers.get("ratelimit")).toBe('"key";r=3;t=30');
+    const spent = await get("Bearer alm_spent");
+    expect(spent.status).toBe(429);
+    expect((await errorOf(spent)).error.reason).toBe("RATE_LIMITED");
+    expect(spent.headers.get("retry-after")).toBe("30");
+    expect(spent.headers.get("ratelimit")).toBe('"key";r=0;t=30');
   });
 
   it("an invalid key gets 401 INVALID, a malformed header 401 without reason; neither is counted", async () => {
