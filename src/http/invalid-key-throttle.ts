@@ -23,15 +23,17 @@ const isRejectedKey = (c: Context<AppEnv>) =>
 /**
  * Throttles key guessing: each answer 401 `INVALID` (a key was sent and rejected) costs the client
  * IP one point of `limit` per 10 minutes; once they are spent, every request from that IP that
- * sends a bearer token is refused with 429 before its key is looked at (so a guesser costs
- * neither the database nor Unkey). Requests without a well-formed token are not affected, and
+ * sends a bearer token not recognised in the last minute is refused with 429 before its key is
+ * looked at (so a guesser costs neither the database nor Unkey). Requests without a well-formed token are not affected, and
  * the counters are the shared limiter's (Redis across instances, DATA_DIR/limits.db otherwise).
  *
  * Spend first, then act: a token the key store has not recognised recently reserves its point
  * before it is verified, and gets it back when the verdict is not `INVALID`; so however many
  * arrive at once, at most `limit` unknown tokens per IP and window reach the key store. A token
- * the store recognised in the last minute (`watch`) only checks that the IP is not throttled,
- * so a customer's own traffic, however concurrent, never waits on reservations; concurrent
+ * the store recognised in the last minute (`watch`) is not throttled at all, even from a
+ * throttled IP: a customer's own traffic, however concurrent, never waits on reservations, and
+ * wrong keys sent from the same address (a shared NAT, a neighbour in the same /64) cannot lock
+ * it out of a key it is using; concurrent
  * requests with one not-yet-known token wait for the first one's verdict instead of each
  * reserving. A reservation refused while this instance still has reservations of that IP in
  * flight waits for one of them to settle rather than failing a key that may be valid.
@@ -72,7 +74,7 @@ export class InvalidKeyThrottle {
     const contract = {
       answers: {
         "429": errorAnswer(
-          `Too many rejected API keys from this client IP (${this.limit} in 10 minutes): requests with a bearer token are refused until the window resets.`,
+          `Too many rejected API keys from this client IP (${this.limit} in 10 minutes): requests with a bearer token the key store has not recognised in the last minute are refused until the window resets.`,
           { invalidKeys: { code: "rate_limited", message: this.message(), reason: INVALID_KEY_REASON } },
           { "Retry-After": retryAfterHeader("Seconds until the window resets.") },
         ),
@@ -85,12 +87,10 @@ export class InvalidKeyThrottle {
       const hash = sha256Hex(token);
 
       for (;;) {
-        if (this.known.has(hash)) {
-          const d = await this.limiter.consume(this.rule, ip, 0);
-          if (d.allowed && d.remaining > 0) break;
-          if (!(await this.settled(ip))) throw this.refused(d);
-          continue;
-        }
+        // A token the key store recognised in the last minute is not a guess: it is verified as
+        // usual and never refused here, so a neighbour's wrong keys from the same address cannot
+        // lock a customer out of a key in use (and the customer's calls cost no limiter read).
+        if (this.known.has(hash)) break;
         const flight = this.flights.get(hash);
         if (flight) {
           await flight;

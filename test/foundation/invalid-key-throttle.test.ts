@@ -27,7 +27,7 @@ describe("repeated invalid keys from one IP are throttled (INVALID_KEY_LIMIT per
       body: JSON.stringify(["hi"]),
     });
 
-  it("3 rejected keys (GET or classify) → then 429 INVALID_KEY_LIMIT, even for a valid key, from that IP only", async () => {
+  it("3 rejected keys (GET or classify) → then 429 INVALID_KEY_LIMIT for keys not recognised lately, from that IP only", async () => {
     const ip = "198.51.100.20";
     for (const res of [
       await from(ip, "/v1/moon", "Bearer alm_guess1"),
@@ -43,11 +43,26 @@ describe("repeated invalid keys from one IP are throttled (INVALID_KEY_LIMIT per
       "Too many requests with rejected API keys from this address (3 in 10 minutes); retry later.",
     );
     expect(retry).toBeLessThanOrEqual(600);
+    // A valid key the store has not seen lately is not looked up either (a guess looks the same)...
     expect((await classify(ip, `Bearer ${good}`)).status).toBe(429);
-    // Calls without a key still go through (the demo tier decides them)...
+    // ...calls without a key still go through (the demo tier decides them)...
     expect((await from(ip, "/v1/moon")).status).toBe(200);
     // ...and another IP with the valid key is served.
     expect((await classify("198.51.100.21", `Bearer ${good}`)).status).toBe(200);
+  });
+
+  it("a key in use is not locked out by wrong keys sent from the same address (a shared NAT)", async () => {
+    const ip = "198.51.100.25";
+    expect((await classify(ip, `Bearer ${good}`)).status).toBe(200);
+    for (const guess of ["alm_n1", "alm_n2", "alm_n3"])
+      expect((await from(ip, "/v1/moon", `Bearer ${guess}`)).status).toBe(401);
+    await expectRateLimited(
+      await from(ip, "/v1/moon", "Bearer alm_n4"),
+      "INVALID_KEY_LIMIT",
+      "Too many requests with rejected API keys from this address (3 in 10 minutes); retry later.",
+    );
+    // The customer's key, recognised within the last minute, is still verified and served.
+    for (let i = 0; i < 3; i++) expect((await classify(ip, `Bearer ${good}`)).status).toBe(200);
   });
 
   it("a missing or malformed header is not a guess: it does not count", async () => {
