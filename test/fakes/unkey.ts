@@ -117,6 +117,9 @@ export class FakeUnkey extends PostFake {
       return verdict("INSUFFICIENT_PERMISSIONS", { permissions: k.permissions });
     }
     const cost = Number((body.credits as { cost?: number } | undefined)?.cost ?? 1);
+    // As Unkey's usage limiter decides (unkeyed/unkey internal/services/usagelimiter/limit.go:
+    // denied only when `cost > 0 && remaining < cost`; the Redis counter tests `credits >= cost`):
+    // a cost of 0 is valid on a key with no credits left, which replays and /v1/usage rely on.
     if (k.credits !== null && k.credits < cost) return verdict("USAGE_EXCEEDED");
     let ratelimits: object[] | undefined;
     if (k.ratelimit) {
