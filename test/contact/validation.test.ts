@@ -59,6 +59,15 @@ describe("POST /v1/mail/contact refuses what it must not send", () => {
       "Request body must be a JSON object {name, email, subject?, message}: Invalid input: expected object, received array.",
     ],
   ];
+  // Stored and mailed, an unpaired surrogate becomes U+FFFD: the row no longer matched the request,
+  // so an identical Idempotency-Key retry was refused 409 as another body.
+  for (const field of ["name", "subject", "message"] as const) {
+    cases.push([
+      `unpaired surrogate in ${field}`,
+      { ...ADA, [field]: "Ada \ud800 L" },
+      `Field "${field}" must not contain an unpaired surrogate (U+D800 to U+DFFF).`,
+    ]);
+  }
   for (const field of ["name", "email", "subject"] as const) {
     for (const [label, br] of Object.entries(BREAKS)) {
       const value = field === "email" ? `ada@example.com${br}Bcc: eve@example.com` : `Hi${br}Bcc: eve@example.com`;

@@ -11,6 +11,10 @@ const CONTROL = /\p{Cc}/u;
 
 export const LINE_BREAK_MESSAGE = "must not contain a line break (CR, LF, U+0085, U+2028 or U+2029)";
 const CONTROL_MESSAGE = "must not contain control characters";
+/** A lone UTF-16 surrogate: stored or mailed it becomes U+FFFD, so the message kept is not the one sent. */
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+const SURROGATE_MESSAGE = "must not contain an unpaired surrogate (U+D800 to U+DFFF)";
+const wellFormed = (s: string) => !UNPAIRED_SURROGATE.test(s);
 const BLANK_MESSAGE = "must not be blank";
 
 const notBlank = (s: string) => s.trim().length > 0;
@@ -24,7 +28,8 @@ const headerText = (max: number) =>
     .string()
     .max(max)
     .refine((s) => !LINE_BREAK.test(s), { error: LINE_BREAK_MESSAGE })
-    .refine((s) => !CONTROL.test(s), { error: CONTROL_MESSAGE });
+    .refine((s) => !CONTROL.test(s), { error: CONTROL_MESSAGE })
+    .refine(wellFormed, { error: SURROGATE_MESSAGE });
 
 export const ContactRequest = z
   .strictObject({
@@ -52,6 +57,7 @@ export const ContactRequest = z
       .min(1)
       .max(10_000)
       .refine(notBlank, { error: BLANK_MESSAGE })
+      .refine(wellFormed, { error: SURROGATE_MESSAGE })
       .openapi({ description: "The message (1–10,000 characters; line breaks allowed).", example: "Hello! …" }),
   })
   .openapi("ContactRequest", {
