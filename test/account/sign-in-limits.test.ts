@@ -1,10 +1,10 @@
 import { randomInt, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { errorOf, type TestApp, testApp } from "../helpers/app.js";
-import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { errorOf, type TestApp } from "../helpers/app.js";
+import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
-import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
-import { accountApp, codeFor } from "./support.js";
+import type { SmtpTestServer } from "../support/smtp-server.js";
+import { accountApp, accountInstances, codeFor } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 
@@ -133,25 +133,10 @@ describe("a sign-in code dies after its 3 tries, however many arrive at once and
     describe.skipIf(skip)(
       `${rig.name} ${rig.shared ? (skipReason({ postgres: true, redis: true }) ?? "") : ""}`,
       () => {
+        const { apps, smtp: mail } = accountInstances(PUBLIC_URL, rig.instances, rig.shared);
         let smtp: SmtpTestServer;
-        const apps: TestApp[] = [];
-        let drop: (() => Promise<void>) | undefined;
-        beforeAll(async () => {
-          smtp = await startSmtpServer();
-          const pg = rig.shared ? await freshPostgresUrl() : undefined;
-          drop = pg?.drop;
-          const env = {
-            MAIL_URL: smtp.url,
-            PUBLIC_URL,
-            AUTH_SECRET: "a-shared-secret-of-at-least-32-characters!",
-            ...(pg && { DATABASE_URL: pg.url, REDIS_URL: REDIS_URL as string }),
-          };
-          for (let i = 0; i < rig.instances; i++) apps.push(await testApp({ ...env, DATA_DIR: tempDir() }));
-        });
-        afterAll(async () => {
-          for (const t of apps) await t.close();
-          await smtp?.close();
-          await drop?.();
+        beforeAll(() => {
+          smtp = mail();
         });
 
         const api = (i: number, path: string, body: unknown) =>

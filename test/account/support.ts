@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
-import { freshPostgresUrl } from "../helpers/env.js";
+import { freshPostgresUrl, REDIS_URL, tempDir } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
@@ -90,4 +90,37 @@ export function accountApp(
     await drop?.();
   });
   return rig;
+}
+
+/**
+ * Registers beforeAll/afterAll: an SMTP server and `count` instances of the app mailing through
+ * it with one AUTH_SECRET; with `shared`, on one fresh PostgreSQL schema and REDIS_URL, as
+ * instances behind a load balancer are (else each on its own SQLite).
+ */
+export function accountInstances(
+  publicUrl: string,
+  count: number,
+  shared: boolean,
+): { apps: TestApp[]; smtp: () => SmtpTestServer } {
+  const apps: TestApp[] = [];
+  let smtp: SmtpTestServer | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    const pg = shared ? await freshPostgresUrl() : undefined;
+    drop = pg?.drop;
+    const env = {
+      MAIL_URL: smtp.url,
+      PUBLIC_URL: publicUrl,
+      AUTH_SECRET: "a-shared-secret-of-at-least-32-characters!",
+      ...(pg && { DATABASE_URL: pg.url, REDIS_URL: REDIS_URL as string }),
+    };
+    for (let i = 0; i < count; i++) apps.push(await testApp({ ...env, DATA_DIR: tempDir() }));
+  });
+  afterAll(async () => {
+    for (const t of apps) await t.close();
+    await smtp?.close();
+    await drop?.();
+  });
+  return { apps, smtp: () => smtp as SmtpTestServer };
 }

@@ -178,7 +178,15 @@ export function authOptions(deps: AuthDeps) {
         : []),
     ],
     hooks: { before: codeTries(deps.limiter) },
-    rateLimit: { enabled: true, storage: "memory" as const },
+    // better-auth's own window is per process and answers 429 without our reason or Retry-After.
+    // The code routes it would count (3 a minute per IP and instance) are counted by Almanac's
+    // shared sign-in budgets instead (sign-in-limits.ts), on every path and across instances; a
+    // burst it refused had already spent those budgets. Its window stays on for the other routes.
+    rateLimit: {
+      enabled: true,
+      storage: "memory" as const,
+      customRules: { "/email-otp/send-verification-otp": false as const, "/sign-in/email-otp": false as const },
+    },
     advanced: {
       cookiePrefix: cookies.prefix,
       // better-auth would add `__Secure-`; our prefix already carries `__Host-` on https.
