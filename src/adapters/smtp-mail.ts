@@ -51,9 +51,10 @@ export function createSmtpMailLane(opts: SmtpMailLaneOptions): MailLane {
     disableUrlAccess: true,
   });
   const log = opts.logger.child({ component: "mail" });
+  const senderDomain = opts.from.slice(opts.from.lastIndexOf("@") + 1) || "localhost";
 
   async function send(mail: OutgoingMail): Promise<SendResult> {
-    const headerText = [...textOf(mail.to), ...textOf(mail.replyTo), mail.subject];
+    const headerText = [...textOf(mail.to), ...textOf(mail.replyTo), mail.subject, mail.uniqueId ?? ""];
     if (headerText.some((t) => LINE_BREAK.test(t))) {
       return { ok: false, reason: "refused: a header field contains a line break" };
     }
@@ -72,6 +73,7 @@ export function createSmtpMailLane(opts: SmtpMailLaneOptions): MailLane {
         text: mail.text,
         ...(mail.html !== undefined && { html: mail.html }),
         ...(mail.replyTo !== undefined && { replyTo: mail.replyTo }),
+        ...(mail.uniqueId !== undefined && { messageId: `<${mail.uniqueId}@${senderDomain}>` }),
       })
       .then((info): SendResult => {
         const rejected = (info.rejected ?? []).map(String);

@@ -14,6 +14,11 @@ export interface OutgoingMail {
   text: string;
   html?: string;
   replyTo?: string | MailAddress;
+  /**
+   * A stable id for this mail: the Message-ID is then `<uniqueId@sender's domain>`, the same on
+   * every resend, so a copy sent again after a lost reply can be recognised as the same mail.
+   */
+  uniqueId?: string;
 }
 
 export type SendResult =

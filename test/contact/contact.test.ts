@@ -108,6 +108,25 @@ describe("POST /v1/mail/contact with a real SMTP server", () => {
     expect(h.smtp.messages.filter((m) => m.subject === "[Contact] second chance")).toHaveLength(1);
   });
 
+  it("a mail the server took but whose reply was lost, resent on retry: both copies carry one Message-ID", async () => {
+    // SMTP cannot tell "not delivered" from "delivered, reply lost": the resend is a second copy,
+    // and its Message-ID, the stored message's, is what lets the desk's mail software keep one.
+    const key = "lost-reply-1";
+    const body = { ...ADA, subject: "lost reply" };
+    h.smtp.setMode("lost-reply");
+    const failed = await h.post(body, { "Idempotency-Key": key });
+    expect(failed.status).toBe(502);
+    const id = ((await errorOf(failed)).error.details as { id: string }).id;
+    h.smtp.setMode("accept");
+    const retried = await h.post(body, { "Idempotency-Key": key });
+    expect(await retried.json()).toEqual({ id, status: "sent" });
+    const copies = h.smtp.messages.filter((m) => m.text.includes(id));
+    expect(copies).toHaveLength(2);
+    const messageIds = copies.map((m) => m.headers.find((l) => /^message-id:/i.test(l)));
+    expect(messageIds).toEqual([`Message-ID: <${id}@example.test>`, `Message-ID: <${id}@example.test>`]);
+    expect((await h.rows()).find((r) => r.id === id)?.message_id).toBe(`<${id}@example.test>`);
+  });
+
   it("an invalid Idempotency-Key header → 400 invalid_body", async () => {
     const res = await h.post(ADA, { "Idempotency-Key": "has space" });
     expect(res.status).toBe(400);

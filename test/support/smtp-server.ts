@@ -26,9 +26,10 @@ export interface ParsedMessage {
 
 /**
  * accept: take every message. reject: 550 at RCPT TO. drop: destroy the connection after the
- * client's first command. hang: read DATA but never answer it.
+ * client's first command. hang: read DATA but never answer it. lost-reply: take (record) the
+ * message but never answer DATA, as a server that delivers a mail whose 250 never reaches the client.
  */
-export type SmtpMode = "accept" | "reject" | "drop" | "hang";
+export type SmtpMode = "accept" | "reject" | "drop" | "hang" | "lost-reply";
 
 export interface SmtpTestServer {
   port: number;
@@ -97,7 +98,7 @@ export async function startSmtpServer(): Promise<SmtpTestServer> {
             };
             messages.push(message);
             arrivals.emit("message", message);
-            cb();
+            if (mode !== "lost-reply") cb();
           })
           .catch((err: Error) => cb(err));
       });

@@ -21,6 +21,8 @@ export function composeContactMail(row: ContactRow, deskInbox: string): Outgoing
     subject: `[Contact] ${subject}`,
     text,
     replyTo: { name: row.name, address: row.email },
+    // One Message-ID per stored message: a resend (outbox, retry) after a lost reply is recognisably the same mail.
+    uniqueId: row.id,
   };
 }
 
