@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError, renderError } from "../../http/errors.js";
 import { requestLog } from "../../http/failure.js";
 import type { AppEnv } from "../../http/types.js";
+import { SignInAddress } from "./address.js";
 import type { AccountContext } from "./context.js";
 import { asApiError, authHeaders } from "./http.js";
 import type { SignInAction } from "./sign-in-limits.js";
@@ -24,6 +25,18 @@ const EXPOSED: { method: string; path: RegExp; limit?: SignInAction }[] = [
   { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/ },
 ];
 
+/**
+ * A code request better-auth would answer 200 without a code being sent: another type than
+ * "sign-in" (the sender sends only those; better-auth swallows its refusal), or an address no mail
+ * server takes (the lane's refusal would be a 502 for the client's mistake).
+ */
+function refuseUnsendable(address: string, type: unknown): void {
+  if (type !== undefined && type !== "sign-in") throw new ApiError("invalid_body", "Only sign-in codes are sent.");
+  if (!SignInAddress.safeParse(address.toLowerCase()).success) {
+    throw new ApiError("invalid_body", "Invalid email", { reason: "INVALID_EMAIL" });
+  }
+}
+
 /** better-auth at /api/auth/*: only the EXPOSED routes, with the sign-in budgets and one error shape. */
 export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext): void {
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
@@ -41,6 +54,7 @@ export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext)
         .catch(() => null)) as { email?: unknown } | null;
       // Without an address better-auth answers 400 itself; the IP budget is spent either way.
       address = typeof body?.email === "string" ? body.email : "";
+      if (route.limit === "send" && address) refuseUnsendable(address, (body as { type?: unknown }).type);
       const budget = await ctx.spend(c, route.limit, address);
       if (!budget.allowed) {
         throw new ApiError(

@@ -1,15 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { z } from "zod";
 import { noteFailure } from "../../http/failure.js";
 import type { AppEnv } from "../../http/types.js";
+import { SignInAddress as Email } from "./address.js";
 import { type AccountContext, requireSameOrigin } from "./context.js";
 import { authHeaders, field, formBody } from "./http.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
 import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
-
-const Email = z.email().max(254);
 
 /** What a signed-out GET /account shows (the address form, or the code form while a sign-in is pending). */
 export type SignedOutState = (c: Context<AppEnv>) => Promise<{ state: SignInStep; notice?: Notice }>;
