@@ -145,7 +145,7 @@ describe.each([
     const rows = await Promise.all(
       Array.from({ length: 5 }, (_, i) => store.create({ ...ADA, subject: `n${i}`, clientIp: "192.0.2.1" })),
     );
-    c.advance(2000);
+    c.advance(5000); // past the grace, which is at least twice the harness's 2 s mail timeout
     const other = createContactOutbox(h.t.deps);
     const [a, b] = await Promise.all([outbox.runOnce(), other.runOnce()]);
     expect(a.sent + b.sent).toBe(5);
@@ -158,6 +158,27 @@ describe.each([
 });
 
 describe("the outbox worker loop", () => {
+  it("never resends a message a request is still sending, whatever CONTACT_PENDING_GRACE_MS says", async () => {
+    // The grace is shorter than the mail timeout: the row is "pending" for as long as the send may take.
+    const h = await contactHarness({
+      MAIL_TIMEOUT_MS: "3000",
+      CONTACT_PENDING_GRACE_MS: "1000",
+      CONTACT_OUTBOX_INTERVAL_MS: "100",
+    });
+    const outbox = createContactOutbox(h.t.deps);
+    try {
+      outbox.start();
+      h.smtp.setMode("lost-reply"); // the server takes the mail and is slow to say so
+      const res = await h.post(ADA);
+      expect(res.status).toBe(502); // by the mail timeout
+      const { id } = (await errorOf(res)).error.details as { id: string };
+      expect(h.smtp.messages.filter((m) => m.text.includes(id))).toHaveLength(1);
+    } finally {
+      await outbox.stop();
+      await h.close();
+    }
+  });
+
   it("start() runs passes on its interval and stop() waits for the one in flight", async () => {
     const h = await contactHarness({ CONTACT_OUTBOX_INTERVAL_MS: "100", CONTACT_PENDING_GRACE_MS: "1000" });
     try {

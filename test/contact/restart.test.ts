@@ -34,8 +34,8 @@ describe.each([
         MAIL_URL: smtp.url,
         MAIL_FROM: SENDER,
         CONTACT_TO: DESK,
-        MAIL_TIMEOUT_MS: "60000", // the send is still waiting for its reply when the process dies
-        CONTACT_PENDING_GRACE_MS: "1000",
+        MAIL_TIMEOUT_MS: "3000", // the send is still waiting for its reply when the process dies
+        CONTACT_PENDING_GRACE_MS: "1000", // 6 s in effect: twice the mail timeout
         CONTACT_OUTBOX_INTERVAL_MS: "200",
       };
       server = await spawnServer(env, SLOW_START);

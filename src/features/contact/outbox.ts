@@ -21,11 +21,19 @@ interface Counter {
   inc(): void;
 }
 
+/**
+ * How old a `pending` row must be to count as left by a crash: CONTACT_PENDING_GRACE_MS, but never
+ * less than twice MAIL_TIMEOUT_MS, the longest a request's own send (bounded by it) keeps the row
+ * pending; a shorter grace would resend a mail still being sent.
+ */
+export const pendingGraceMs = (config: Config): number =>
+  Math.max(config.CONTACT_PENDING_GRACE_MS, 2 * config.MAIL_TIMEOUT_MS);
+
 /** The outbox's settings as configured (CONTACT_OUTBOX_INTERVAL_MS, CONTACT_PENDING_GRACE_MS, …). */
 export function outboxOptions(config: Config): OutboxOptions {
   return {
     intervalMs: config.CONTACT_OUTBOX_INTERVAL_MS,
-    pendingGraceMs: config.CONTACT_PENDING_GRACE_MS,
+    pendingGraceMs: pendingGraceMs(config),
     retryBaseMs: config.CONTACT_RETRY_BASE_MS,
     maxAttempts: config.CONTACT_MAX_ATTEMPTS,
   };

@@ -7,6 +7,7 @@ import type { OnceAnswer } from "../shared/idempotency.js";
 import { idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { deliverContact } from "./deliver.js";
 import { spendContactLimits } from "./limits.js";
+import { pendingGraceMs } from "./outbox.js";
 import { type ContactRow, type ContactStore, type NewContact, sameMessage } from "./store.js";
 
 /** What the contact desk uses of the app's dependencies. */
@@ -48,7 +49,7 @@ export async function sendContact(
  * One message per Idempotency-Key, whatever the timing. Runs while holding the key's claim, so no
  * other request races it; the message stored under the key (last 24 h) decides: none → store and
  * send it; another content → 409; `sent` (by an earlier request or the outbox) → its success,
- * replayed; `failed`, or `pending` and abandoned (older than CONTACT_PENDING_GRACE_MS) → claimed
+ * replayed; `failed`, or `pending` and abandoned (older than pendingGraceMs) → claimed
  * with the outbox's compare-and-set and sent again; `pending` otherwise (the outbox is sending it)
  * → looked at again until IDEMPOTENCY_WAIT_MS, then a 409 with Retry-After.
  */
@@ -63,7 +64,7 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
     if (earlier.status === "sent") {
       return { body: { id: earlier.id, status: "sent" as const }, headers: { "Idempotent-Replayed": "true" } };
     }
-    const abandoned = nowMs - Date.parse(earlier.updated_at) >= deps.config.CONTACT_PENDING_GRACE_MS;
+    const abandoned = nowMs - Date.parse(earlier.updated_at) >= pendingGraceMs(deps.config);
     if (earlier.status === "failed" || abandoned) {
       const claimed = await store.claimRetry(earlier);
       if (claimed) return sendContact(send, claimed);
