@@ -136,11 +136,17 @@ describe("linking an OIDC identity (real oidc-provider on 127.0.0.1)", () => {
     expect(html).toContain("idp-stranger"); // the identity is linked to the new account
   });
 
-  it("an identity whose e-mail the provider has not verified makes no account", async () => {
-    idp.setUser({ sub: "idp-unverified", email: "unverified@idp.example", emailVerified: false });
+  // A provider's "verified" address that is no address (padded, a trailing dot) made an account
+  // named like an existing one (" victim@example.test"), which no code can reach.
+  it.each([
+    ["not verified", "unverified@idp.example", false],
+    ["verified, but padded", " linked-victim@example.test", true],
+    ["verified, but with a trailing dot", "linked-victim@example.test.", true],
+  ] as const)("an identity whose e-mail is %s makes no account", async (_, email, emailVerified) => {
+    idp.setUser({ sub: `idp-odd-${email}`, email, emailVerified });
     const agent = acct.agent();
     const tried = await agent.follow(await agent.post("/account/sign-in-with/oidc", {}), "/account/sign-in-with/oidc");
     expect(agent.cookie("almanac.session_token")).toBeUndefined();
-    expect(await tried.res.text()).toContain("has not verified this identity’s e-mail address");
+    expect(await tried.res.text()).toContain("has not verified a usable e-mail address for this identity");
   });
 });

@@ -29,7 +29,7 @@ const PROVIDER_SIGN_IN_ERRORS: Record<string, string> = {
   signup_disabled:
     "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
   unable_to_create_user:
-    "The identity provider has not verified this identity’s e-mail address, so no account was made. Sign in with your e-mail address instead.",
+    "The identity provider has not verified a usable e-mail address for this identity, so no account was made. Sign in with your e-mail address instead.",
 };
 
 const LINK_ERRORS: Record<string, string> = {
@@ -119,7 +119,7 @@ export function registerAccountActions(
 
   // Sign in with an identity: a linked one signs in to its account; an unknown one whose e-mail the
   // provider verified makes a new account (an address that already has an account is not merged:
-  // ?error=account_not_linked); an unverified one makes none (?error=unable_to_create_user).
+  // ?error=account_not_linked); an unverified or unusable one makes none (?error=unable_to_create_user).
   app.post("/account/sign-in-with/:provider", async (c) => {
     requireSameOrigin(c, ctx);
     const provider = providers.find((p) => p.id === c.req.param("provider"));

@@ -10,6 +10,7 @@ import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 import type { RateLimiter } from "../../ports/rate-limiter.js";
+import { SignInAddress } from "./address.js";
 import { authLogging } from "./auth-log.js";
 import { withHashedSessionTokens } from "./hashed-sessions.js";
 import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
@@ -121,7 +122,12 @@ export function authOptions(deps: AuthDeps) {
     // that address's owner to sign in by code and find someone else's identity already in it.
     databaseHooks: {
       user: {
-        create: { before: async (user: { emailVerified?: boolean }) => (user.emailVerified ? undefined : false) },
+        // …and only for an address a code can reach (a provider's " a@b.example" or "a@b.example."
+        // would make an account named like another that no code ever signs in to).
+        create: {
+          before: async (user: { email?: string; emailVerified?: boolean }) =>
+            user.emailVerified && SignInAddress.safeParse(user.email).success ? undefined : false,
+        },
       },
     },
     socialProviders: {
