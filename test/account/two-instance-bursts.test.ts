@@ -67,6 +67,22 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)(
       expect(res.map((r) => r.status).sort()).toEqual([...Array(20).fill(200), ...Array(5).fill(429)]);
     });
 
+    it("20 code checks for one address at once from 20 IPs, and 70 from one IP: exactly 15 and 60 get through", async () => {
+      const email = `burst-check-${randomUUID()}@example.test`;
+      const byAddress = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => api(i, "/sign-in/email-otp", { email, otp: "000000" })),
+      );
+      expect(byAddress.filter((r) => r.status === 429)).toHaveLength(5);
+      const ip = randomIp();
+      const byIp = await Promise.all(
+        Array.from({ length: 70 }, (_, i) =>
+          api(i, "/sign-in/email-otp", { email: `check-${i}-${randomUUID()}@example.test`, otp: "000000" }, ip),
+        ),
+      );
+      expect(byIp.filter((r) => r.status === 429)).toHaveLength(10);
+      expect([...byAddress, ...byIp].every((r) => r.status === 400 || r.status === 403 || r.status === 429)).toBe(true);
+    });
+
     it("the right code sent 3 times at once (its tries) over both instances signs in once; 6 at once, never twice", async () => {
       for (const [n, sessions] of [
         [3, [1]],
