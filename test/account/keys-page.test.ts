@@ -133,14 +133,22 @@ describe("keys on the account page", () => {
     expect((await errorOf(res)).error.code).toBe("unauthorized");
   });
 
-  it("an unusable key name is a 400 on the page and creates nothing", async () => {
+  // C1 controls (U+009B is a terminal's CSI: the name reaches the operator's `almanac keys list`)
+  // and bidirectional overrides (a name shown reversed, on the page and in reminder mail) were taken.
+  it.each([
+    ["blank", "   "],
+    ["a C1 control", "key\u009b31mred"],
+    ["a bidi override", "\u202egpj.exe"],
+    ["a bidi isolate", "a\u2066b"],
+  ])("an unusable key name (%s) is a 400 on the page and creates nothing", async (_, name) => {
     const agent = await acct.signIn("names@example.test");
     const { csrf } = await accountPage(agent);
-    const res = await agent.post("/account/keys", { name: "   ", csrf });
+    const res = await agent.post("/account/keys", { name, csrf, permission: "vibe.classify" });
     expect(res.status).toBe(400);
     expect((await errorOf(res)).error).toMatchObject({
       code: "invalid_body",
       message: "A key name is 1 to 64 printable characters.",
     });
+    expect(keyIdsOf((await accountPage(agent)).html)).toHaveLength(0);
   });
 });
