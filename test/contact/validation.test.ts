@@ -86,6 +86,22 @@ describe("POST /v1/mail/contact refuses what it must not send", () => {
     });
   }
 
+  it("thousands of unknown fields → 400 naming five of them, not an answer twice the size of the request", async () => {
+    const body: Record<string, unknown> = { ...ADA };
+    for (let i = 0; i < 10_000; i++) body[`k${i}`] = 1;
+    const res = await h.post(body);
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(1000);
+    const { error } = JSON.parse(text) as { error: { code: string; message: string; details: unknown } };
+    const five = '"k0", "k1", "k2", "k3", "k4" and 9995 more';
+    expect(error).toMatchObject({
+      code: "invalid_body",
+      message: `Request body has unknown fields ${five}; allowed: name, email, subject, message.`,
+      details: { formErrors: [`Unrecognized keys: ${five}`], fieldErrors: {} },
+    });
+  });
+
   for (const [label, raw] of [
     ["malformed JSON", '{"name": "Ada",'],
     ["empty body", ""],
