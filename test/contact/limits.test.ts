@@ -44,6 +44,21 @@ describe("contact desk limits", () => {
     expect(h.smtp.messages).toHaveLength(2);
   });
 
+  it("a message the daily cap refused does not count against its client's hourly limit", async () => {
+    h = await contactHarness({ CONTACT_HOURLY_LIMIT: "2", CONTACT_DAILY_CAP: "1", TRUST_PROXY: "1" });
+    expect((await h.post(ADA, from("203.0.113.60"))).status).toBe(200);
+    // One message sent in this hour: every later refusal is the daily cap's, never "2 per hour".
+    for (let i = 0; i < 3; i++) {
+      const refused = await h.post(ADA, from("203.0.113.60"));
+      await expectRateLimited(
+        refused,
+        "CONTACT_DAILY_CAP",
+        "The contact desk has reached its daily message cap. Try again tomorrow.",
+      );
+      expect(refused.headers.get("RateLimit")).toMatch(/^"contact";r=1;t=\d+$/);
+    }
+  });
+
   it("an idempotent replay does not count against the limit", async () => {
     h = await contactHarness({ CONTACT_HOURLY_LIMIT: "1", TRUST_PROXY: "1" });
     const headers = { ...from("203.0.113.50"), "Idempotency-Key": "once" };

@@ -21,7 +21,8 @@ function rateLimitHeaders(rules: ReturnType<typeof contactRules>, d: LimitDecisi
 }
 
 /**
- * Spends one contact message against the client's hourly limit, then the global daily cap.
+ * Spends one contact message against the client's hourly limit, then the global daily cap (a
+ * refusal by the cap gives the hourly point back).
  * Refused → 429 `rate_limited` (reason CONTACT_HOURLY_LIMIT or CONTACT_DAILY_CAP) with
  * Retry-After. Allowed → the RateLimit headers for the success response.
  */
@@ -42,9 +43,12 @@ export async function spendContactLimits(
   }
   const daily = await limiter.consume(rules.daily, "global");
   if (!daily.allowed) {
+    // Not sent, so not the client's: its hourly point goes back (or it would read "N per hour" after one message).
+    await limiter.refund(rules.perIp, clientIp);
+    const kept = rateLimitHeaders(rules, { ...ip, remaining: Math.min(ip.limit, ip.remaining + 1) });
     throw new ApiError("rate_limited", "The contact desk has reached its daily message cap. Try again tomorrow.", {
       reason: "CONTACT_DAILY_CAP",
-      headers: { ...headers, "Retry-After": String(seconds(daily.resetMs)) },
+      headers: { ...kept, "Retry-After": String(seconds(daily.resetMs)) },
     });
   }
   return headers;
