@@ -14,15 +14,15 @@ const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
  * /api/auth; everything else better-auth would serve is a 404. `limit` marks the routes that
  * send or check a code, which spend the per-address and per-IP sign-in budgets.
  */
-const EXPOSED: { method: string; path: RegExp; limit?: SignInAction }[] = [
+const EXPOSED: { method: string; path: RegExp; limit?: SignInAction; callback?: true }[] = [
   { method: "POST", path: /^\/email-otp\/send-verification-otp$/, limit: "send" },
   { method: "POST", path: /^\/sign-in\/email-otp$/, limit: "check" },
   { method: "GET", path: /^\/get-session$/ },
   { method: "POST", path: /^\/sign-out$/ },
   { method: "POST", path: /^\/sign-in\/social$/ },
   { method: "POST", path: /^\/sign-in\/oauth2$/ },
-  { method: "GET", path: /^\/callback\/[\w-]+$/ },
-  { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/ },
+  { method: "GET", path: /^\/callback\/[\w-]+$/, callback: true },
+  { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/, callback: true },
 ];
 
 /**
@@ -80,6 +80,9 @@ export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext)
       return res;
     }
     if (error.code === "internal") requestLog(c).error({ status: res.status, path: c.req.path }, "better-auth failed");
+    // A provider's callback is a browser's page load: its failure (an identity linked by another
+    // account's callback at that moment, which the unique index refuses) is said on the page.
+    if (error.code === "internal" && route.callback) return c.redirect("/account?error=callback_failed", 302);
     const answer = renderError(c, error);
     for (const cookie of res.headers.getSetCookie()) answer.headers.append("Set-Cookie", cookie);
     return answer;

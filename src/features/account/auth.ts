@@ -4,7 +4,7 @@ import { betterAuth } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { getMigrations } from "better-auth/db/migration";
 import { emailOTP, genericOAuth } from "better-auth/plugins";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
@@ -253,13 +253,30 @@ export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | 
   };
   for (let attempt = 1; ; attempt++) {
     const plan = await getMigrations(options);
-    if (plan.toBeCreated.length === 0 && plan.toBeAdded.length === 0) return;
+    if (plan.toBeCreated.length === 0 && plan.toBeAdded.length === 0) break;
     try {
       await plan.runMigrations();
-      return;
+      break;
     } catch (err) {
       if (attempt >= 5) throw err;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
+  }
+  await oneAccountPerIdentity(deps);
+}
+
+/**
+ * better-auth links an identity after finding it unlinked, in two statements: two link callbacks
+ * at once (two accounts, one identity) both found it unlinked and both linked it. A unique index
+ * refuses the second. If an older database already holds such a pair, the index waits (warned)
+ * until the operator unlinks one.
+ */
+async function oneAccountPerIdentity(deps: Pick<AuthDeps, "database" | "logger">): Promise<void> {
+  try {
+    await sql`create unique index if not exists auth_account_identity on auth_account ("providerId", "accountId")`.execute(
+      deps.database.db,
+    );
+  } catch (err) {
+    deps.logger.warn({ err }, "an identity is linked to more than one account: auth_account_identity not created");
   }
 }
