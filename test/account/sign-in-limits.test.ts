@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { errorOf, type TestApp } from "../helpers/app.js";
+import { errorOf, type TestApp, testApp } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
 import type { SmtpTestServer } from "../support/smtp-server.js";
@@ -84,6 +84,34 @@ describe("sign-in codes are limited per address and per IP on every path", () =>
 
   it("the routes the product uses stay exposed", async () => {
     expect((await acct.t.app.request("/api/auth/get-session")).status).toBe(200);
+  });
+});
+
+describe("better-auth's own window (the other /api/auth routes) is each app's", () => {
+  // It was one Map in better-auth's module: apps in one process (the test files sharing a worker,
+  // isolate: false) spent each other's, so linking.test.ts and auth-log-levels.test.ts failed
+  // when they ran together.
+  it("an app spending its 3 tries a 10 s at /sign-in/social leaves another app's untouched", async () => {
+    const env = { PUBLIC_URL, GITHUB_CLIENT_ID: "gh-id", GITHUB_CLIENT_SECRET: "gh-secret" };
+    const [a, b] = [await testApp(env), await testApp(env)];
+    try {
+      const social = (t: TestApp) =>
+        t.app.request(
+          "/api/auth/sign-in/social",
+          {
+            method: "POST",
+            headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+            body: JSON.stringify({ provider: "github", callbackURL: "/account" }),
+          },
+          { incoming: { socket: { remoteAddress: "192.0.2.77" } } },
+        );
+      const onA = [await social(a), await social(a), await social(a), await social(a)].map((r) => r.status);
+      expect(onA).toEqual([200, 200, 200, 429]);
+      expect((await social(b)).status).toBe(200);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
 

@@ -65,6 +65,41 @@ function codeTries(limiter: RateLimiter) {
   });
 }
 
+/** Windows kept at most; expired ones are dropped first, then the oldest. */
+const WINDOW_ENTRIES_MAX = 10_000;
+
+/**
+ * better-auth's "memory" storage is one Map in its module, shared by every instance in the
+ * process (several apps in one test worker spent each other's tries). This is the same fixed
+ * window, one per instance: `max` requests per key in `window` seconds, check and count at once.
+ */
+function ownWindow() {
+  const windows = new Map<string, { count: number; endsAt: number }>();
+  return {
+    async consume(key: string, rule: { window: number; max: number }) {
+      const now = Date.now();
+      const w = windows.get(key);
+      if (!w || now >= w.endsAt) {
+        windows.delete(key);
+        if (windows.size >= WINDOW_ENTRIES_MAX) {
+          for (const [k, v] of windows) if (now >= v.endsAt) windows.delete(k);
+          for (const k of windows.keys()) {
+            if (windows.size < WINDOW_ENTRIES_MAX) break;
+            windows.delete(k);
+          }
+        }
+        windows.set(key, { count: 1, endsAt: now + rule.window * 1000 });
+        return { allowed: true, retryAfter: null };
+      }
+      if (w.count < rule.max) {
+        w.count++;
+        return { allowed: true, retryAfter: null };
+      }
+      return { allowed: false, retryAfter: Math.max(1, Math.ceil((w.endsAt - now) / 1000)) };
+    },
+  };
+}
+
 /** The code, and a link back to the page that asks for it (PUBLIC_URL's: never the request's Host). */
 function otpMail(code: string, publicUrl: string) {
   const minutes = OTP_EXPIRES_SEC / 60;
@@ -190,7 +225,7 @@ export function authOptions(deps: AuthDeps) {
     // burst it refused had already spent those budgets. Its window stays on for the other routes.
     rateLimit: {
       enabled: true,
-      storage: "memory" as const,
+      customStorage: ownWindow(),
       customRules: { "/email-otp/send-verification-otp": false as const, "/sign-in/email-otp": false as const },
     },
     advanced: {
