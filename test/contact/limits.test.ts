@@ -59,6 +59,23 @@ describe("contact desk limits", () => {
     }
   });
 
+  it("an Idempotency-Key retry of a refused send that meets the limit leaves the stored message to the outbox", async () => {
+    h = await contactHarness({ CONTACT_HOURLY_LIMIT: "1", TRUST_PROXY: "1" });
+    const headers = { ...from("203.0.113.70"), "Idempotency-Key": "limited-retry" };
+    h.smtp.setMode("reject");
+    expect((await h.post(ADA, headers)).status).toBe(502);
+    h.smtp.setMode("accept");
+    for (let i = 0; i < 3; i++) {
+      await expectRateLimited(
+        await h.post(ADA, headers),
+        "CONTACT_HOURLY_LIMIT",
+        "Contact limit reached: at most 1 messages per hour from one address. Try again later.",
+      );
+    }
+    // Not sent, not claimed: still failed after one attempt, retried by the outbox on its backoff.
+    expect(await h.rows()).toEqual([expect.objectContaining({ status: "failed", attempts: 1 })]);
+  });
+
   it("an idempotent replay does not count against the limit", async () => {
     h = await contactHarness({ CONTACT_HOURLY_LIMIT: "1", TRUST_PROXY: "1" });
     const headers = { ...from("203.0.113.50"), "Idempotency-Key": "once" };

@@ -53,3 +53,9 @@ export async function spendContactLimits(
   }
   return headers;
 }
+
+/** Gives back what `spendContactLimits` spent, for a message this request did not send after all. */
+export async function refundContactLimits(limiter: RateLimiter, config: Config, clientIp: string): Promise<void> {
+  const rules = contactRules(config);
+  await Promise.all([limiter.refund(rules.perIp, clientIp), limiter.refund(rules.daily, "global")]);
+}

@@ -6,7 +6,7 @@ import type { MailLane } from "../../ports/mail-lane.js";
 import type { OnceAnswer } from "../shared/idempotency.js";
 import { idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { deliverContact } from "./deliver.js";
-import { spendContactLimits } from "./limits.js";
+import { refundContactLimits, spendContactLimits } from "./limits.js";
 import { pendingGraceMs } from "./outbox.js";
 import { type ContactRow, type ContactStore, type NewContact, sameMessage } from "./store.js";
 
@@ -24,16 +24,21 @@ export interface ContactSend {
   clientKey: string;
 }
 
+/** Spends the limits, then stores the message and sends it. */
+export async function sendContact(send: ContactSend): Promise<OnceAnswer> {
+  const headers = await spendContactLimits(send.deps.limiter, send.deps.config, send.clientKey);
+  return deliver(send, await send.store.create(send.input), headers);
+}
+
 /**
- * Spends the limits, then sends `row` (a claimed earlier message) or a new stored one. A refused
- * send is a 502 naming the stored message, which stays `failed` for a retry or the outbox.
+ * Sends `sending` (stored, or an earlier message claimed) and answers. A refused send is a 502
+ * naming the stored message, which stays `failed` for a retry or the outbox.
  */
-export async function sendContact(
-  { deps, store, lane, input, clientKey }: ContactSend,
-  row?: ContactRow,
+async function deliver(
+  { deps, store, lane }: ContactSend,
+  sending: ContactRow,
+  headers: Record<string, string>,
 ): Promise<OnceAnswer> {
-  const headers = await spendContactLimits(deps.limiter, deps.config, clientKey);
-  const sending = row ?? (await store.create(input));
   const result = await deliverContact(store, lane, deps.config.CONTACT_TO, sending);
   if (!result.ok) {
     throw new ApiError(
@@ -66,8 +71,11 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
     }
     const abandoned = nowMs - Date.parse(earlier.updated_at) >= pendingGraceMs(deps.config);
     if (earlier.status === "failed" || abandoned) {
+      // The limits first: a retry they refuse leaves the stored message as it was, for the outbox.
+      const headers = await spendContactLimits(deps.limiter, deps.config, send.clientKey);
       const claimed = await store.claimRetry(earlier);
-      if (claimed) return sendContact(send, claimed);
+      if (claimed) return deliver(send, claimed, headers);
+      await refundContactLimits(deps.limiter, deps.config, send.clientKey);
       continue; // the outbox (or the CLI) claimed it first: look again
     }
     const left = deadline - Date.now();
