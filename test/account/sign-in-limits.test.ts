@@ -87,6 +87,30 @@ describe("sign-in codes are limited per address and per IP on every path", () =>
   });
 });
 
+describe("starting a provider sign-in or link on the page is limited per IP", () => {
+  const acct = accountApp(PUBLIC_URL, {
+    env: () => ({ GITHUB_CLIENT_ID: "gh-id", GITHUB_CLIENT_SECRET: "gh-secret" }),
+  });
+
+  // The page calls better-auth in process, past its window (3 a 10 s on /api/auth/sign-in/social):
+  // 50 starts from one client were 50 OAuth state rows.
+  it("10 starts a minute from one IP, then 429 SIGN_IN_LIMIT with Retry-After; another IP is not affected", async () => {
+    const from = (ip: string) =>
+      acct.t.app.request(
+        "/account/sign-in-with/github",
+        { method: "POST", headers: { Origin: PUBLIC_URL, "Sec-Fetch-Site": "same-origin", Host: "localhost:8080" } },
+        { incoming: { socket: { remoteAddress: ip } } },
+      );
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await from("198.51.100.200")).status);
+    expect(statuses).toEqual([...Array(10).fill(303), 429, 429]);
+    const refused = await from("198.51.100.200");
+    expect((await errorOf(refused)).error).toMatchObject({ code: "rate_limited", reason: "SIGN_IN_LIMIT" });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await from("198.51.100.201")).status).toBe(303);
+  });
+});
+
 describe("better-auth's own window (the other /api/auth routes) is each app's", () => {
   // It was one Map in better-auth's module: apps in one process (the test files sharing a worker,
   // isolate: false) spent each other's, so linking.test.ts and auth-log-levels.test.ts failed

@@ -9,6 +9,7 @@ import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { takeNotice } from "./notice-once.js";
 import { configuredProviders } from "./providers.js";
+import { PROVIDER_STARTS } from "./sign-in-limits.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 /** Fixed notices for `/account?notice=…` (never echo free text from the URL). */
@@ -44,6 +45,16 @@ export function registerAccountActions(
 ) {
   const { deps, loadAuth } = ctx;
   const providers = configuredProviders(deps.config);
+
+  /** One of the client's PROVIDER_STARTS, or 429 SIGN_IN_LIMIT (an HTML page for a browser). */
+  async function spendProviderStart(c: Context<AppEnv>) {
+    const spent = await deps.limiter.consume(PROVIDER_STARTS, c.get("clientKey"));
+    if (spent.allowed) return;
+    throw new ApiError("rate_limited", "Too many sign-ins with an identity provider; retry later.", {
+      reason: "SIGN_IN_LIMIT",
+      headers: { "Retry-After": String(Math.max(1, Math.ceil(spent.resetMs / 1000))) },
+    });
+  }
 
   const session = async (c: Context<AppEnv>) => (await loadAuth()).auth.api.getSession({ headers: authHeaders(c) });
 
@@ -124,6 +135,7 @@ export function registerAccountActions(
     requireSameOrigin(c, ctx);
     const provider = providers.find((p) => p.id === c.req.param("provider"));
     if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    await spendProviderStart(c);
     const { auth } = await loadAuth();
     const { headers, response } = await auth.api.signInSocial({
       body: {
@@ -142,6 +154,7 @@ export function registerAccountActions(
     await guard(c);
     const provider = providers.find((p) => p.id === c.req.param("provider"));
     if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    await spendProviderStart(c);
     const { auth } = await loadAuth();
     const { headers, response } = await auth.api.linkSocialAccount({
       body: {

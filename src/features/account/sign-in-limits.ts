@@ -34,6 +34,12 @@ export const SIGN_IN_LIMITS = {
 
 export type SignInAction = keyof typeof SIGN_IN_LIMITS;
 
+/**
+ * Starts of a provider sign-in or link on the page, per client IP. Each writes an OAuth state row;
+ * the page calls better-auth in process, past the window its own route has, so this bounds them.
+ */
+export const PROVIDER_STARTS: LimitRule = { name: "signin-provider-ip", points: 10, durationSec: 60 };
+
 export type SignInBudget = { allowed: true } | { allowed: false; retryAfterSec: number };
 
 /** The form of an address that budgets and known-browser tags are keyed on. */
