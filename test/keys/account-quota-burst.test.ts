@@ -85,9 +85,11 @@ async function rateBurst(apps: TestApp[], uses: number, own?: number) {
   expect(verdicts.filter((v) => v === "200")).toHaveLength(10);
   const usage = verdicts.filter((v) => v === "429 USAGE_EXCEEDED").length;
   expect(verdicts.filter((v) => v === "429 RATE_LIMITED")).toHaveLength(40 - usage);
-  // Uses are left at the end: a refusal for uses is a call that looked while the uses were held
-  // and before the holders had filled the window (1 or 2 on a loaded host; 26-30 before the fix).
-  expect(usage).toBeLessThanOrEqual(uses >= 50 && own === undefined ? 0 : 4);
+  // Uses are left at the end: a refusal for uses is a call that looked while the uses were held.
+  // It waits for the holders of its own process to settle before it reads the window, so on one
+  // process none is told USAGE_EXCEEDED; holders in another instance may still be deciding.
+  if (process.env.BURST_REPORT) console.log("USAGE_EXCEEDED", apps.length, uses, own, usage);
+  expect(usage).toBeLessThanOrEqual(apps.length === 1 || (uses >= 50 && own === undefined) ? 0 : 4);
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(uses - 10);
   if (own !== undefined) {
     const left = (await first.deps.keys.list(owner.ownerId)).map((k) => k.remaining as number);
@@ -153,6 +155,45 @@ describe("an account key is verified in one query of the key store", () => {
       expect(await ak.quotas.remaining(owner.ownerId)).toBe((before as number) - 2);
       expect(poolOf).not.toHaveBeenCalled();
       poolOf.mockRestore();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("a call refused for its account's uses spends none of its rate limit", () => {
+  it("SQLite: 8 parallel calls, 3 uses left (free: 10 a minute) → 3 × 200, 5 × USAGE_EXCEEDED, and 7 calls of the minute left", async () => {
+    const t = await testApp();
+    try {
+      const ak = t.deps.accountKeys;
+      const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+      const owner = {
+        ownerId: `user_${stamp}`,
+        email: `uses-then-rate-${stamp}@example.test`,
+        permissions: ["vibe.classify"],
+        expiresAt: null,
+      };
+      const key = expectValue(await ak.create({ ...owner, name: "a" }));
+      const setUses = (remaining: number) =>
+        t.deps.database.db
+          .updateTable("account_quotas")
+          .set({ remaining })
+          .where("owner_id", "=", owner.ownerId)
+          .execute();
+      await setUses(3);
+      const responses = await Promise.all(Array.from({ length: 8 }, () => classify(t, ["good"], bearer(key.key))));
+      const verdicts = await Promise.all(
+        responses.map(async (r) =>
+          r.status === 200 ? "200" : `${r.status} ${((await r.json()) as { error: { reason: string } }).error.reason}`,
+        ),
+      );
+      expect(verdicts.filter((v) => v === "200")).toHaveLength(3);
+      expect(verdicts.filter((v) => v === "429 USAGE_EXCEEDED")).toHaveLength(5);
+      // Only the 3 calls served took a point of the account's minute: the next call leaves 6 of 10.
+      await setUses(10);
+      const next = await classify(t, ["good"], bearer(key.key));
+      expect(next.status).toBe(200);
+      expect(next.headers.get("RateLimit")).toMatch(/^"account";r=6;t=\d+$/);
     } finally {
       await t.close();
     }

@@ -12,6 +12,9 @@ import type { UsageCounter } from "./usage.js";
  * `almanac keys create`) have only their own.
  */
 export class PooledKeyStore implements KeyStore {
+  /** This process's calls that hold an account's uses until its rate limit decides, by account. */
+  private readonly holding = new Map<string, Set<Promise<void>>>();
+
   constructor(
     private readonly inner: KeyStore,
     private readonly quotas: AccountQuotas,
@@ -22,6 +25,22 @@ export class PooledKeyStore implements KeyStore {
     const v = await this.inner.verify(key, permission, opts);
     if (v.kind !== "verdict") return v;
     const cost = opts.cost ?? 1;
+    // A passing call holds uses (its key's, then its account's) until the account's rate limit
+    // has decided; marked at once, before anything else is awaited, so that a concurrent call
+    // refused for uses can wait for it (see ratherRateLimited).
+    const release = v.code === "VALID" && v.account && cost > 0 ? this.hold(v.account.ownerId) : undefined;
+    try {
+      return await this.decide(v, cost, release);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async decide(
+    v: KeyVerification & { kind: "verdict" },
+    cost: number,
+    release: (() => void) | undefined,
+  ): Promise<KeyVerification> {
     if (v.code !== "VALID" || !v.keyId) {
       // The store spent the account's uses with the key (one statement), then refused the call: they go back.
       if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.ownerId, cost);
@@ -39,28 +58,49 @@ export class PooledKeyStore implements KeyStore {
       return answer;
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
-    // The store may have spent the account's uses already, with the key (one statement): then
-    // its verdict stands, and a refusal by the account's rate limit gives them back.
-    const prespent = cost > 0 ? v.account?.spent : undefined;
-    // An account without uses left is refused before it eats into its rate limit.
-    if (prespent === undefined && cost > 0 && pool.remaining !== null && pool.remaining < cost)
-      return refuse(exhausted);
-    // The statement found too few uses left: maybe held by calls that the rate limit is refusing.
-    if (prespent === false) return refuse(await this.ratherRateLimited(exhausted, pool));
+    // The account's uses are spent first, then its rate limit is asked; a refusal by the rate
+    // limit gives the uses back. The store may have spent them already, with the key (one
+    // statement: `account.spent`); otherwise they are spent here. So a call never holds a point
+    // of the rate limit while it is refused for uses: every point the limiter grants is served.
+    let spent = cost > 0 ? v.account?.spent : undefined;
+    let remaining = pool.remaining;
+    if (spent === undefined && cost > 0 && remaining !== null) {
+      const left = await this.quotas.spend(pool.ownerId, cost);
+      spent = left !== undefined;
+      if (left !== undefined) remaining = left;
+    }
+    // Too few uses left: maybe held by calls that the rate limit is refusing.
+    if (spent === false) {
+      // It holds nothing now (its key's own use goes back first): it stops being waited for
+      // before it waits for the others, so two such calls never wait for each other.
+      await refuse(exhausted);
+      release?.();
+      return this.ratherRateLimited(exhausted, pool);
+    }
     const rule = accountRule(pool);
     const d = await this.limiter.consume(rule, pool.ownerId);
     const ratelimit = tighter(v.ratelimit, accountState(rule, d));
     if (!d.allowed) {
-      if (prespent) await this.quotas.credit(pool.ownerId, cost);
+      if (spent) await this.quotas.credit(pool.ownerId, cost);
       return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
     }
-    let remaining = pool.remaining;
-    if (prespent === undefined && cost > 0 && remaining !== null) {
-      const left = await this.quotas.spend(pool.ownerId, cost);
-      if (left === undefined) return refuse({ ...exhausted, ratelimit });
-      remaining = left;
-    }
     return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
+  }
+
+  /** Marks a call of this process as holding `ownerId`'s uses; the function returned ends it (once or more). */
+  private hold(ownerId: string): () => void {
+    let settle = () => {};
+    const call = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const calls = this.holding.get(ownerId) ?? new Set();
+    calls.add(call);
+    this.holding.set(ownerId, calls);
+    return () => {
+      calls.delete(call);
+      if (calls.size === 0 && this.holding.get(ownerId) === calls) this.holding.delete(ownerId);
+      settle();
+    };
   }
 
   /**
@@ -74,6 +114,11 @@ export class PooledKeyStore implements KeyStore {
     v: T,
     pool: Pool,
   ): Promise<T | (T & { code: "RATE_LIMITED" })> {
+    // The holders in this process settle first (served, or refused and given back), so the
+    // window read below counts them; holders in other instances may still be deciding (the
+    // reason can then be USAGE_EXCEEDED while uses are coming back).
+    const holders = this.holding.get(pool.ownerId);
+    if (holders) await Promise.all([...holders]);
     const rule = accountRule(pool);
     const peek = await this.limiter.consume(rule, pool.ownerId, 0);
     if (peek.remaining > 0) return v;
