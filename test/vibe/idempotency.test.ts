@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
-import { errorOf, type TestApp, testApp, testServer, withTwoInstances } from "../helpers/app.js";
+import { errorOf, type TestApp, type TestServer, testApp, testServer, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, skipReason } from "../helpers/env.js";
 import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
 
@@ -29,6 +29,34 @@ const upstreamEnv = (env: Record<string, string> = {}) => ({
 
 const newKey = (t: TestApp) => t.deps.keys.create({ name: "idem", permissions: [PERMISSION], remaining: USES });
 const replayed = (r: Response) => r.headers.get("idempotent-replayed") === "true";
+
+/**
+ * A classify call with `headers` that the client cuts while the (gated) classifier holds it: the
+ * key is charged while it runs, and given its use back once the call is cut.
+ */
+async function abortMidJob(s: TestServer, headers: Record<string, string>, id: string) {
+  provider.gate();
+  const abort = new AbortController();
+  const cut = fetch(`${s.url}/v1/vibe/classify`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(["good"]),
+    signal: abort.signal,
+  }).catch((err: Error) => err.name);
+  await until(
+    () => provider.calls.length,
+    (n) => n > 0,
+  );
+  expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1); // charged while it runs
+  abort.abort();
+  expect(await cut).toBe("AbortError");
+  expect(
+    await until(
+      () => remainingOf(s.deps.keys, id),
+      (n) => n === USES,
+    ),
+  ).toBe(USES);
+}
 
 /**
  * 30 copies of one request (same Idempotency-Key and body) at once, spread over `apps`, while
@@ -176,27 +204,7 @@ describe("a failed or cut job releases its key and gives its use back", () => {
     try {
       const { key, id } = await newKey(s);
       const headers = { ...bearer(key), "Idempotency-Key": "aborted-1", "Content-Type": "application/json" };
-      provider.gate();
-      const abort = new AbortController();
-      const cut = fetch(`${s.url}/v1/vibe/classify`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(["good"]),
-        signal: abort.signal,
-      }).catch((err: Error) => err.name);
-      await until(
-        () => provider.calls.length,
-        (n) => n > 0,
-      );
-      expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1); // charged while it runs
-      abort.abort();
-      expect(await cut).toBe("AbortError");
-      expect(
-        await until(
-          () => remainingOf(s.deps.keys, id),
-          (n) => n === USES,
-        ),
-      ).toBe(USES);
+      await abortMidJob(s, headers, id);
       provider.release();
       const retry = await fetch(`${s.url}/v1/vibe/classify`, { method: "POST", headers, body: '["good"]' });
       expect([retry.status, replayed(retry)]).toEqual([200, false]);
@@ -210,27 +218,7 @@ describe("a failed or cut job releases its key and gives its use back", () => {
     const s = await testServer(upstreamEnv());
     try {
       const { key, id } = await newKey(s);
-      provider.gate();
-      const abort = new AbortController();
-      const cut = fetch(`${s.url}/v1/vibe/classify`, {
-        method: "POST",
-        headers: { ...bearer(key), "Content-Type": "application/json" },
-        body: JSON.stringify(["good"]),
-        signal: abort.signal,
-      }).catch((err: Error) => err.name);
-      await until(
-        () => provider.calls.length,
-        (n) => n > 0,
-      );
-      expect(await remainingOf(s.deps.keys, id)).toBe(USES - 1); // charged while it runs
-      abort.abort();
-      expect(await cut).toBe("AbortError");
-      expect(
-        await until(
-          () => remainingOf(s.deps.keys, id),
-          (n) => n === USES,
-        ),
-      ).toBe(USES);
+      await abortMidJob(s, { ...bearer(key), "Content-Type": "application/json" }, id);
       provider.release();
       const usage = await (await s.app.request("/v1/usage", { headers: bearer(key) })).json();
       expect(usage).toMatchObject({ remaining_uses: USES, requests: { last_24h: 0 } });
