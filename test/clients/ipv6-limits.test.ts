@@ -2,8 +2,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIGN_IN_LIMITS } from "../../src/features/account/sign-in-limits.js";
-import type { RateLimiter } from "../../src/ports/rate-limiter.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { type TestApp, testApp, watchedLimiter } from "../helpers/app.js";
 import { FormAgent } from "../support/form-agent.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
@@ -52,17 +51,9 @@ async function rig(env: Record<string, string> = {}): Promise<Rig> {
     },
     (deps) => ({
       logger: pino({ level: "info" }, sink),
-      limiter: {
-        ...deps.limiter,
-        consume: (rule, key, points) => {
-          keys.set(rule.name, (keys.get(rule.name) ?? new Set()).add(key));
-          return deps.limiter.consume(rule, key, points);
-        },
-        refund: (rule, key, points) => deps.limiter.refund(rule, key, points),
-        reset: (rule, key) => deps.limiter.reset(rule, key),
-        ready: () => deps.limiter.ready(),
-        close: () => deps.limiter.close(),
-      } satisfies RateLimiter,
+      limiter: watchedLimiter(deps.limiter, (rule, key) => {
+        keys.set(rule.name, (keys.get(rule.name) ?? new Set()).add(key));
+      }),
     }),
   );
   return {

@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
+import type { LimitRule, RateLimiter } from "../../src/ports/rate-limiter.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { freshPostgresUrl, tempDir } from "./env.js";
 import { expectErrorShape } from "./error-shape.js";
@@ -105,4 +106,18 @@ export async function expectRateLimited(res: Response, reason: string, message: 
   const retryAfter = Number(res.headers.get("retry-after"));
   expect(retryAfter).toBeGreaterThan(0);
   return retryAfter;
+}
+
+/** `limiter`, telling `seen` of every decision it is asked for (rule and key) before it decides. */
+export function watchedLimiter(limiter: RateLimiter, seen: (rule: LimitRule, key: string) => void): RateLimiter {
+  return {
+    consume: (rule, key, points) => {
+      seen(rule, key);
+      return limiter.consume(rule, key, points);
+    },
+    refund: (rule, key, points) => limiter.refund(rule, key, points),
+    reset: (rule, key) => limiter.reset(rule, key),
+    ready: () => limiter.ready(),
+    close: () => limiter.close(),
+  };
 }

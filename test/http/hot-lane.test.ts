@@ -2,11 +2,10 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normaliseTarget } from "../../src/http/answer-cache.js";
-import type { RateLimiter } from "../../src/ports/rate-limiter.js";
 import { fakeOpenMeteo } from "../fakes/open-meteo.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
-import { errorOf, type TestServer, testServer } from "../helpers/app.js";
+import { errorOf, type TestServer, testServer, watchedLimiter } from "../helpers/app.js";
 
 /** Headers that differ between any two responses whichever lane sent them. */
 const PER_RESPONSE = new Set(["x-request-id", "ratelimit", "date", "connection", "keep-alive"]);
@@ -47,17 +46,9 @@ beforeAll(async () => {
     (deps) => ({
       logger: pino({ level: "info" }, sink),
       // Counts every demo-tier decision, whichever lane takes it.
-      limiter: {
-        ...deps.limiter,
-        consume: (rule, key, points) => {
-          if (rule.name === "demo") consumed++;
-          return deps.limiter.consume(rule, key, points);
-        },
-        refund: (rule, key, points) => deps.limiter.refund(rule, key, points),
-        reset: (rule, key) => deps.limiter.reset(rule, key),
-        ready: () => deps.limiter.ready(),
-        close: () => deps.limiter.close(),
-      } satisfies RateLimiter,
+      limiter: watchedLimiter(deps.limiter, (rule) => {
+        if (rule.name === "demo") consumed++;
+      }),
     }),
   );
 });
