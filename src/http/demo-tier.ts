@@ -10,7 +10,7 @@ import {
   retryAfterHeader,
 } from "./contract.js";
 import { ApiError } from "./errors.js";
-import { KEY_ANSWERS, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "./key-auth.js";
+import { bearerToken, KEY_ANSWERS, verifyKey } from "./key-auth.js";
 import { ratePolicy, rateState } from "./rate-limit-headers.js";
 import type { AppEnv } from "./types.js";
 
@@ -102,8 +102,7 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
 
       const authorization = c.req.header("authorization");
       if (authorization !== undefined && opts.keys) {
-        const token = parseBearer(authorization);
-        if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+        const token = bearerToken(authorization);
         // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
         const key = await verifyKey(c, opts.keys, token, { cost: 1 }).catch((err: unknown) => {
           if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;

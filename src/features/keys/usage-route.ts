@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppDeps } from "../../app-deps.js";
 import { documented } from "../../http/contract.js";
-import { ApiError } from "../../http/errors.js";
-import { keyAuthContract, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "../../http/key-auth.js";
+import { bearerToken, keyAuthContract, verifyKey } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { isPlanName, PLANS } from "./plans.js";
 
@@ -93,8 +92,7 @@ const route = createRoute({
 export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "accountKeys" | "keys" | "usage">): void {
   app.openAPIRegistry.registerPath(route);
   const handler = async (c: Context<AppEnv>) => {
-    const token = parseBearer(c.req.header("authorization"));
-    if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+    const token = bearerToken(c.req.header("authorization"));
     const key = await verifyKey(c, deps.keys, token, { cost: 0 });
     const rl = key.ratelimit;
     const [row, counts, owned] = await Promise.all([

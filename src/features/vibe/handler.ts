@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { readJsonBody } from "../../http/json-body.js";
-import { type AuthenticatedKey, MISSING_KEY_MESSAGE, parseBearer, verifyKey } from "../../http/key-auth.js";
+import { type AuthenticatedKey, bearerToken, verifyKey } from "../../http/key-auth.js";
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
@@ -46,8 +46,7 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  * bodies and takeovers of a claim whose holder died (its use was spent) verify with cost 0.
  */
 export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promise<Response> {
-  const token = parseBearer(c.req.header("authorization"));
-  if (token === null) throw new ApiError("unauthorized", MISSING_KEY_MESSAGE);
+  const token = bearerToken(c.req.header("authorization"));
 
   const check = await readBody(c, deps.config.BODY_LIMIT_BYTES);
   const bodyError = invalidBody(check);
