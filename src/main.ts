@@ -5,6 +5,7 @@ import { createApp } from "./app.js";
 import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
 import { buildDeps, closeDeps } from "./deps.js";
+import { createAuthSweep } from "./features/account/index.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
 import { createExpiryReminders } from "./features/keys/index.js";
 import { startServer } from "./server.js";
@@ -24,6 +25,8 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   outbox.start();
   const reminders = createExpiryReminders(deps);
   reminders.start();
+  const authSweep = createAuthSweep(deps);
+  authSweep.start();
   logger.info(
     {
       port: running.port,
@@ -42,6 +45,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     await running.close();
     await outbox.stop();
     await reminders.stop();
+    await authSweep.stop();
     await closeDeps(deps);
     logger.info("stopped");
     logger.flush?.();

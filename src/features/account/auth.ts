@@ -151,7 +151,9 @@ export function authOptions(deps: AuthDeps) {
         allowUnlinkingAll: true,
       },
     },
-    verification: { modelName: "auth_verification" },
+    // Expired states and codes are deleted by the periodic sweep (sweep.ts), not by the next
+    // OAuth callback's request.
+    verification: { modelName: "auth_verification", disableCleanup: true },
     // Sign-up with an identity provider (issue 23.3) only for an address the provider has verified
     // (e-mail codes verify their own): an account made for an unverified address would wait for
     // that address's owner to sign in by code and find someone else's identity already in it.
