@@ -154,6 +154,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // contact: an Idempotency-Key is the client's (the network its hourly limit counts by), not
+  // the whole desk's. Older rows keep NULL; the desk tells their client from client_ip.
+  "026_contact_client_key": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("contact_messages").addColumn("client_key", "text").execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

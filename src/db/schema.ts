@@ -59,6 +59,11 @@ export interface DB {
     subject: string | null;
     message: string;
     client_ip: string | null;
+    /**
+     * What the client was counted by (http/client-ip.ts: the IPv4 address or the IPv6 network):
+     * its Idempotency-Key is its own. NULL on rows stored before keys were per client.
+     */
+    client_key: string | null;
     /** The request's Idempotency-Key, so a client retry after a failed send resends this row. */
     idempotency_key: string | null;
     /** pending (stored; send in progress or interrupted), sent, failed. */

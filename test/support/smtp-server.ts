@@ -37,6 +37,12 @@ export interface SmtpTestServer {
   url: string;
   messages: ParsedMessage[];
   setMode(mode: SmtpMode): void;
+  /** From now on, take each message but hold its answer to DATA until `release()`. */
+  hold(): void;
+  /** Answers every held DATA (250) and stops holding. */
+  release(): void;
+  /** How many messages wait for their answer (see `hold`). */
+  readonly held: number;
   waitForMessage(predicate: (m: ParsedMessage) => boolean, timeoutMs?: number): Promise<ParsedMessage>;
   close(): Promise<void>;
 }
@@ -56,6 +62,8 @@ function headerLines(raw: string): string[] {
 /** A real SMTP server on 127.0.0.1 (port 0), no TLS, any or no AUTH, that records what arrives. */
 export async function startSmtpServer(): Promise<SmtpTestServer> {
   let mode: SmtpMode = "accept";
+  let holding = false;
+  let held: Array<() => void> = [];
   const messages: ParsedMessage[] = [];
   const arrivals = new EventEmitter();
   const sockets = new Set<Socket>();
@@ -98,7 +106,8 @@ export async function startSmtpServer(): Promise<SmtpTestServer> {
             };
             messages.push(message);
             arrivals.emit("message", message);
-            if (mode !== "lost-reply") cb();
+            if (holding) held.push(() => cb());
+            else if (mode !== "lost-reply") cb();
           })
           .catch((err: Error) => cb(err));
       });
@@ -122,6 +131,18 @@ export async function startSmtpServer(): Promise<SmtpTestServer> {
     messages,
     setMode: (m) => {
       mode = m;
+    },
+    hold: () => {
+      holding = true;
+    },
+    release: () => {
+      holding = false;
+      const answers = held;
+      held = [];
+      for (const answer of answers) answer();
+    },
+    get held() {
+      return held.length;
     },
     waitForMessage(predicate, timeoutMs = 5000) {
       const found = messages.find(predicate);

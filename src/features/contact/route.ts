@@ -12,7 +12,12 @@ import { type ContactDeps, sendContact, sendContactOnce } from "./send.js";
 import { ContactStore } from "./store.js";
 import { contactValidationError } from "./validation.js";
 
-const SCOPE = "contact";
+/**
+ * An Idempotency-Key is its client's, as the classify route's is its API key's: the desk has no
+ * key, so a client is what its hourly limit counts by (the address through TRUST_PROXY, an IPv6
+ * client by its CLIENT_IPV6_PREFIX network). Two clients sending the same key never meet.
+ */
+const scopeOf = (clientKey: string) => `contact:${clientKey}`;
 
 const route = createRoute({
   method: "post",
@@ -24,7 +29,8 @@ const route = createRoute({
     "sender (`MAIL_FROM`) to the desk inbox (`CONTACT_TO`); the sender's address is used only as the " +
     "Reply-To. Name, e-mail and subject must be single lines (CR, LF, U+0085, U+2028, U+2029 are refused). " +
     "Limited per client IP (`CONTACT_HOURLY_LIMIT`, default 5 per hour) and by a global daily cap " +
-    "(`CONTACT_DAILY_CAP`). Send `Idempotency-Key` to retry safely.",
+    "(`CONTACT_DAILY_CAP`). Send `Idempotency-Key` to retry safely; a key is its client's own (the " +
+    "address, or IPv6 network, the hourly limit counts by), so two clients sending the same key never meet.",
   request: {
     headers: IdempotencyHeader,
     body: { required: true, content: { "application/json": { schema: ContactRequest } } },
@@ -54,15 +60,14 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
         deps,
         store,
         lane,
-        input: { ...body, clientIp: c.get("clientIp"), idempotencyKey: idemKey },
-        clientKey: c.get("clientKey"),
+        input: { ...body, clientIp: c.get("clientIp"), clientKey: c.get("clientKey"), idempotencyKey: idemKey },
       };
       if (!idemKey) {
         const answer = await sendContact(send);
         return c.json(answer.body, 200, answer.headers);
       }
       const spec = {
-        scope: SCOPE,
+        scope: scopeOf(send.input.clientKey),
         key: idemKey,
         bodyHash: sha256Hex(JSON.stringify([body.name, body.email, body.subject ?? null, body.message])),
       };

@@ -80,7 +80,7 @@ export const ContactSent = z
 
 export const IdempotencyHeader = z.object({
   "idempotency-key": idempotencyKeyHeader(
-    "Makes a retried request safe: the same key and body within 24 h send one mail and replay the answer.",
+    "Makes a retried request safe: the same key and body from the same client (address, or IPv6 network, as the hourly limit counts it) within 24 h send one mail and replay the answer; another client's key of the same value is another key.",
     "3f0c1b52-8d7e-4b7f-9a51-6a2f1d0c9e11",
   ),
 });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AppDeps } from "../../app-deps.js";
 import { IDEMPOTENCY_TTL_MS } from "../../db/idempotency.js";
+import { networkOf } from "../../http/client-ip.js";
 import { ApiError } from "../../http/errors.js";
 import type { MailLane } from "../../ports/mail-lane.js";
 import type { OnceAnswer } from "../shared/idempotency.js";
@@ -19,14 +20,13 @@ export interface ContactSend {
   deps: ContactDeps;
   store: ContactStore;
   lane: MailLane;
-  input: NewContact & { clientIp: string };
-  /** What the per-client budget counts by (see http/client-ip.ts). */
-  clientKey: string;
+  /** `clientKey`: what the per-client budget counts by, and whose Idempotency-Key it is (http/client-ip.ts). */
+  input: NewContact & { clientIp: string; clientKey: string };
 }
 
 /** Spends the limits, then stores the message and sends it. */
 export async function sendContact(send: ContactSend): Promise<OnceAnswer> {
-  const headers = await spendContactLimits(send.deps.limiter, send.deps.config, send.clientKey);
+  const headers = await spendContactLimits(send.deps.limiter, send.deps.config, send.input.clientKey);
   return deliver(send, await send.store.create(send.input), headers);
 }
 
@@ -51,8 +51,8 @@ async function deliver(
 }
 
 /**
- * One message per Idempotency-Key, whatever the timing. Runs while holding the key's claim, so no
- * other request races it; the message stored under the key (last 24 h) decides: none → store and
+ * One message per client and Idempotency-Key, whatever the timing. Runs while holding the key's claim, so no
+ * other request races it; the message this client stored under the key (last 24 h) decides: none → store and
  * send it; another content → 409; `sent` (by an earlier request or the outbox) → its success,
  * replayed; `failed`, or `pending` and abandoned (older than pendingGraceMs) → claimed
  * with the outbox's compare-and-set and sent again; `pending` otherwise (the outbox is sending it)
@@ -61,9 +61,11 @@ async function deliver(
 export async function sendContactOnce(send: ContactSend, key: string): Promise<OnceAnswer> {
   const { deps, store, input } = send;
   const deadline = Date.now() + deps.config.IDEMPOTENCY_WAIT_MS;
+  const client = { key: input.clientKey, keyOf: (ip: string) => networkOf(ip, deps.config.CLIENT_IPV6_PREFIX) };
   for (let delay = 10; ; delay = Math.min(delay * 2, MAX_POLL_MS)) {
     const nowMs = deps.now().getTime();
-    const earlier = await store.byIdempotencyKey(key, new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString());
+    const since = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+    const earlier = await store.byIdempotencyKey(key, client, since);
     if (!earlier) return sendContact(send);
     if (!sameMessage(earlier, input)) throw idempotencyRefusalError({ kind: "mismatch" });
     if (earlier.status === "sent") {
@@ -72,10 +74,10 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
     const abandoned = nowMs - Date.parse(earlier.updated_at) >= pendingGraceMs(deps.config);
     if (earlier.status === "failed" || abandoned) {
       // The limits first: a retry they refuse leaves the stored message as it was, for the outbox.
-      const headers = await spendContactLimits(deps.limiter, deps.config, send.clientKey);
+      const headers = await spendContactLimits(deps.limiter, deps.config, input.clientKey);
       const claimed = await store.claimRetry(earlier);
       if (claimed) return deliver(send, claimed, headers);
-      await refundContactLimits(deps.limiter, deps.config, send.clientKey);
+      await refundContactLimits(deps.limiter, deps.config, input.clientKey);
       continue; // the outbox (or the CLI) claimed it first: look again
     }
     const left = deadline - Date.now();

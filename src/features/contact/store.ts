@@ -18,7 +18,17 @@ export interface NewContact {
   subject?: string;
   message: string;
   clientIp?: string;
+  /** What the client is counted by (http/client-ip.ts); its Idempotency-Key is scoped to it. */
+  clientKey?: string;
   idempotencyKey?: string;
+}
+
+/** Who sent a message, as an Idempotency-Key lookup tells clients apart. */
+export interface ContactClient {
+  /** What the client is counted by (the IPv4 address, or the IPv6 network). */
+  key: string;
+  /** The client of a row stored before client_key existed, from its address. */
+  keyOf(clientIp: string): string;
 }
 
 const newId = () => `con_${randomBytes(10).toString("hex")}`;
@@ -42,6 +52,7 @@ export class ContactStore {
       subject: input.subject ?? null,
       message: input.message,
       client_ip: input.clientIp ?? null,
+      client_key: input.clientKey ?? null,
       idempotency_key: input.idempotencyKey ?? null,
       status: "pending",
       attempts: 1,
@@ -59,15 +70,23 @@ export class ContactStore {
     return this.db.selectFrom("contact_messages").selectAll().where("id", "=", id).executeTakeFirst();
   }
 
-  /** The newest message stored under this Idempotency-Key since `sinceIso`, whatever its status. */
-  async byIdempotencyKey(key: string, sinceIso: string): Promise<ContactRow | undefined> {
-    return this.db
+  /**
+   * The newest message `client` stored under this Idempotency-Key since `sinceIso`, whatever its
+   * status. Another client's message under the same key is not its business. A row stored before
+   * client_key existed is the client's when its address counts as the client.
+   */
+  async byIdempotencyKey(key: string, client: ContactClient, sinceIso: string): Promise<ContactRow | undefined> {
+    const rows = await this.db
       .selectFrom("contact_messages")
       .selectAll()
       .where("idempotency_key", "=", key)
       .where("created_at", ">=", sinceIso)
+      .where((eb) => eb.or([eb("client_key", "=", client.key), eb("client_key", "is", null)]))
       .orderBy("created_at", "desc")
-      .executeTakeFirst();
+      .execute();
+    return rows.find((r) =>
+      r.client_key === null ? r.client_ip !== null && client.keyOf(r.client_ip) === client.key : true,
+    );
   }
 
   /** Messages not sent yet (pending or failed) with attempts left, oldest change first. */
