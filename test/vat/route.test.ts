@@ -97,17 +97,19 @@ describe("GET /v1/vat", () => {
     expect((await ok("?code=IS12345")).vat_number).toMatchObject({ supported: false, verdict: "unsupported" });
   });
 
-  it('400 invalid_body "query parameter "code" is required" when code is missing', async () => {
-    const res = await get("?date=2020-08-01");
-    expect(res.status).toBe(400);
-    const { error } = await errorOf(res);
-    expect(error.code).toBe("invalid_body");
-    expect(error.message).toBe('query parameter "code" is required');
-    expect(error.reason).toBeUndefined();
-  });
+  it.each(["?date=2020-08-01", "?code=&date=2020-08-01", "?code=%20"])(
+    '400 invalid_body "query parameter "code" is required" when code is missing or empty: %s',
+    async (query) => {
+      const res = await get(query);
+      expect(res.status).toBe(400);
+      const { error } = await errorOf(res);
+      expect(error.code).toBe("invalid_body");
+      expect(error.message).toBe('query parameter "code" is required');
+      expect(error.reason).toBeUndefined();
+    },
+  );
 
   it.each([
-    ["", "must be a two-letter country code or a VAT number"],
     ["D", "must be a two-letter country code or a VAT number"],
     ["1234", "must be a two-letter country code"],
     ["DE!!", "must be a two-letter country code"],

@@ -159,7 +159,8 @@ describe("GET /v1/weather", () => {
     expect(empty.status).toBe(400);
     const { error } = await errorOf(empty);
     expect(error.code).toBe("invalid_body");
-    expect(error.message).toContain('query parameter "postcode"');
+    expect(error.message).toBe('query parameter "postcode" is required');
+    expect(rig.postcodes.paths).toHaveLength(0);
   });
 
   it("picks the night icon when Open-Meteo says it is dark", async () => {
