@@ -3,7 +3,7 @@ import pino from "pino";
 import { openMigrated } from "../admin.js";
 import type { Config } from "../config.js";
 import { deliverContact } from "../features/contact/deliver.js";
-import { ContactOutbox, outboxOptions } from "../features/contact/outbox.js";
+import { ContactOutbox, outboxOptions, pendingGraceMs } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
 import type { MailLane } from "../ports/mail-lane.js";
 import { CliError, type CliIo } from "./io.js";
@@ -84,6 +84,13 @@ export function registerContactCommands(program: Command, io: CliIo, loadConfig:
             const row = await store.get(id);
             if (!row) fail(`no contact message ${id}`);
             if (row.status === "sent") fail(`contact message ${id} was already sent`);
+            // As the outbox and an Idempotency-Key retry: a pending row is only taken once abandoned.
+            const graceMs = pendingGraceMs(config);
+            if (row.status === "pending" && Date.now() - Date.parse(row.updated_at) < graceMs) {
+              fail(
+                `contact message ${id} is being sent (pending since ${row.updated_at}); the outbox resends it if that send was cut off (pending for ${graceMs} ms)`,
+              );
+            }
             rows = [row];
           } else {
             rows = await store.list("failed", 10_000);

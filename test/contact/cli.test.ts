@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ContactStore } from "../../src/features/contact/store.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
+import { ADA, type ContactHarness, contactHarness, DESK, until } from "./setup.js";
 
 describe("almanac contact list|retry (temp DATA_DIR, real SMTP server)", () => {
   const dataDir = tempDir();
@@ -78,6 +79,34 @@ describe("almanac contact list|retry (temp DATA_DIR, real SMTP server)", () => {
     h.smtp.setMode("accept");
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout.trim())).toMatchObject({ id, status: "failed", attempts: 2 });
+  });
+
+  it("retry ID of a message a request is still sending refuses and sends nothing more", async () => {
+    h.smtp.hold(); // the request's send waits for the mail server's answer: its row is pending
+    const sending = h.post({ ...ADA, subject: "in flight" });
+    await until(() => h.smtp.held > 0);
+    const row = (await h.rows()).find((r) => r.subject === "in flight");
+    expect(row?.status).toBe("pending");
+    const id = row?.id as string;
+    const run = await runCli(["contact", "retry", id], env);
+    h.smtp.release();
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(
+      `contact message ${id} is being sent (pending since ${row?.updated_at}); the outbox resends it if that send was cut off`,
+    );
+    expect(await (await sending).json()).toEqual({ id, status: "sent" });
+    expect(h.smtp.messages.filter((m) => m.text.includes(id))).toHaveLength(1);
+    expect((await h.rows()).find((r) => r.id === id)).toMatchObject({ status: "sent", attempts: 1 });
+  });
+
+  it("retry ID of a message a crash left pending (past the grace) sends it", async () => {
+    const store = new ContactStore(h.t.deps.database.db, () => new Date(Date.now() - 600_000));
+    const row = await store.create({ ...ADA, subject: "left pending", clientIp: "192.0.2.1" });
+    const run = await runCli(["contact", "retry", row.id], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout.trim())).toEqual({ id: row.id, status: "sent", attempts: 2 });
+    expect(h.smtp.messages.filter((m) => m.text.includes(row.id))).toHaveLength(1);
   });
 
   it("retry without MAIL_URL, or without an ID, explains itself", async () => {

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answ
 import { errorOf, type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
-import { ADA, DESK, SENDER } from "./setup.js";
+import { ADA, DESK, SENDER, until } from "./setup.js";
 
 /**
  * An Idempotency-Key belongs to its client, as the contact desk tells clients apart for its
@@ -46,14 +46,6 @@ const post = (t: TestApp, from: string, key: string, body: object = ADA) =>
 const replayed = (r: Response) => r.headers.get("Idempotent-Replayed") === "true";
 const idOf = async (r: Response) => ((await r.clone().json()) as { id: string }).id;
 const mailsWith = (id: string) => smtp.messages.filter((m) => m.text.includes(id)).length;
-
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** The cases, over one or two instances (`apps`, taken in turn). */
 function cases(run: (test: (apps: TestApp[]) => Promise<void>) => Promise<void>) {

@@ -54,3 +54,12 @@ export const ADA = {
   subject: "Question about VAT",
   message: "Hello,\nis the reduced rate included?\nAda",
 };
+
+/** Resolves once `check()` holds (looked at every 10 ms), or fails after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
