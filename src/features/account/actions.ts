@@ -23,17 +23,31 @@ const NOTICES: Record<string, Notice> = {
   signed_out: { kind: "ok", text: "You are signed out." },
 };
 
+/**
+ * An OAuth callback whose state is unknown (expired, already used: a reload or the back button) or
+ * was started in another browser (a callback URL handed over by someone else). Nothing changed.
+ */
+const STALE_CALLBACK =
+  "The identity provider's answer had expired, was already used, or belongs to another browser: nothing changed. Start again.";
+
+const NO_USABLE_ADDRESS =
+  "The identity provider has not verified a usable e-mail address for this identity, so no account was made. Sign in with your e-mail address instead.";
+
 /** Why a direct sign-in with an identity provider came back without a session (`?error=` from better-auth). */
 const PROVIDER_SIGN_IN_ERRORS: Record<string, string> = {
+  state_mismatch: STALE_CALLBACK,
+  state_not_found: STALE_CALLBACK,
   account_not_linked:
     "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
   signup_disabled:
     "No account has this identity linked yet. Sign in with your e-mail address, then link it under “Linked identities”.",
-  unable_to_create_user:
-    "The identity provider has not verified a usable e-mail address for this identity, so no account was made. Sign in with your e-mail address instead.",
+  unable_to_create_user: NO_USABLE_ADDRESS,
+  email_not_found: NO_USABLE_ADDRESS,
 };
 
 const LINK_ERRORS: Record<string, string> = {
+  state_mismatch: STALE_CALLBACK,
+  state_not_found: STALE_CALLBACK,
   account_already_linked_to_different_user: "That identity is already linked to another account.",
 };
 

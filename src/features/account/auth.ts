@@ -117,6 +117,7 @@ export function authOptions(deps: AuthDeps) {
   const cookies = cookiePolicy(config.PUBLIC_URL);
   const providers = configuredProviders(config);
   const oidc = providers.find((p) => p.id === "oidc");
+  const logging = authLogging(logger);
   return {
     appName: "Almanac",
     baseURL: config.PUBLIC_URL,
@@ -241,7 +242,11 @@ export function authOptions(deps: AuthDeps) {
       // the tests run what production runs.
       disableOriginCheck: false,
     },
-    ...authLogging(logger),
+    ...logging,
+    // A callback better-auth cannot tie to a flow (its state unknown: expired, already used by a
+    // reload or the back button, or no state at all) went to its /api/auth/error page, which the
+    // proxy does not serve (a 404): the account page says what happened instead.
+    onAPIError: { ...logging.onAPIError, errorURL: "/account" },
     telemetry: { enabled: false },
   };
 }
