@@ -182,6 +182,17 @@ const VARIANTS: Variant[] = [
   { ...SHIPPED, name: "1.2.0 + negation-scope dense features", extras: ["vader", "negation"] },
   BASE,
   SHIPPED,
+  // Freer word weights on 1.2.0 (2026-11-26, session 22): scored left one corpus out and, as a report, on the unseen domains.
+  { ...SHIPPED, name: "1.2.0, sparse step 0.02", sparseLr: 0.02 },
+  { ...SHIPPED, name: "1.2.0, sparse step 0.05", sparseLr: 0.05 },
+  { ...SHIPPED, name: "1.2.0 + word bigrams", features: { ...BASE.features, bigrams: true } },
+  {
+    ...SHIPPED,
+    name: "1.2.0 + word bigrams, sparse step 0.02",
+    sparseLr: 0.02,
+    features: { ...BASE.features, bigrams: true },
+  },
+  { ...SHIPPED, name: "1.2.0, every text weighted alike", balance: 0 },
 ];
 
 /**
