@@ -15,6 +15,34 @@ export interface SmtpMailLaneOptions {
 /** CR, LF and the Unicode line breaks some mail software treats as one (NEL, LS, PS). */
 const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
 
+/** Bytes of UTF-8 per encoded-word: 45 are 60 base64 characters, within RFC 2047's 75 per word. */
+const WORD_BYTES = 45;
+
+/**
+ * Header text as the reader is to show it. Text holding `=?` could hold an RFC 2047
+ * encoded-word (`=?utf-8?b?…?=`), which nodemailer passes through as one the caller encoded
+ * and every reader decodes: a subject or display name would then show other text than was
+ * sent, line breaks and headers included. Such text goes out as UTF-8 B encoded-words of its
+ * own, whole code points each, which a reader decodes exactly once, back to the text as written.
+ */
+function literalHeaderText(text: string): string {
+  if (!text.includes("=?")) return text;
+  const words: string[] = [];
+  let word = "";
+  for (const ch of text) {
+    if (Buffer.byteLength(word + ch) > WORD_BYTES) {
+      words.push(word);
+      word = "";
+    }
+    word += ch;
+  }
+  words.push(word);
+  return words.map((w) => `=?UTF-8?B?${Buffer.from(w).toString("base64")}?=`).join(" ");
+}
+
+const literalAddress = <A extends string | MailAddress | undefined>(a: A): A =>
+  (typeof a === "object" && a.name !== undefined ? { ...a, name: literalHeaderText(a.name) } : a) as A;
+
 interface SmtpFailure {
   code?: string;
   responseCode?: number;
@@ -69,10 +97,10 @@ export function createSmtpMailLane(opts: SmtpMailLaneOptions): MailLane {
       .sendMail({
         from: opts.from,
         to: mail.to,
-        subject: mail.subject,
+        subject: literalHeaderText(mail.subject),
         text: mail.text,
         ...(mail.html !== undefined && { html: mail.html }),
-        ...(mail.replyTo !== undefined && { replyTo: mail.replyTo }),
+        ...(mail.replyTo !== undefined && { replyTo: literalAddress(mail.replyTo) }),
         ...(mail.uniqueId !== undefined && { messageId: `<${mail.uniqueId}@${senderDomain}>` }),
       })
       .then((info): SendResult => {

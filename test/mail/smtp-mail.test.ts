@@ -57,6 +57,31 @@ describe("SMTP mail lane against a real SMTP server", () => {
     expect(result).toEqual({ ok: false, reason: expect.stringMatching(/timed? ?out|ETIMEDOUT/i) });
   });
 
+  it("header text that looks RFC 2047-encoded arrives as written, never as the text it would decode to", async () => {
+    // "=?utf-8?b?…?=" decodes to "Hi\r\nBcc: eve@evil.test": a reader shown the decoded form sees
+    // a line break and a header the desk refused to send.
+    const looksEncoded = `=?utf-8?b?${Buffer.from("Hi\r\nBcc: eve@evil.test").toString("base64")}?=`;
+    const cases = [
+      { subject: `[Contact] ${looksEncoded}`, name: looksEncoded },
+      { subject: "=?iso-8859-1?q?caf=E9?= and =?x?", name: 'Ada "=?utf-8?q?Bob?=" Lovelace' },
+      { subject: `long ${"=?utf-8?q?x?= ünïcødé 😀 ".repeat(12)}end`, name: `${"=?".repeat(40)}` },
+    ];
+    for (const { subject, name } of cases) {
+      const result = await lane.send({
+        to: "desk@example.test",
+        subject,
+        text: "y",
+        replyTo: { name, address: "ada@example.test" },
+      });
+      expect(result.ok).toBe(true);
+      const m = smtp.messages.at(-1);
+      expect(m?.subject).toBe(subject);
+      expect(m?.replyToName).toBe(name);
+      expect(m?.replyTo).toBe("ada@example.test");
+      expect(m?.headers.every((l) => /^[!-9;-~]+: /.test(l))).toBe(true);
+    }
+  });
+
   it("refuses a header field that still contains a line break", async () => {
     const before = smtp.messages.length;
     const result = await lane.send({ to: "desk@example.test", subject: "a\r\nBcc: x@example.test", text: "y" });
