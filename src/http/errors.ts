@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isConnectionFailure } from "../db/connection-failure.js";
-import { type Contract, errorAnswer, retryAfterHeader } from "./contract.js";
+import { type Contract, errorAnswer, type HeaderDoc, retryAfterHeader } from "./contract.js";
 import { noteFailure } from "./failure.js";
 
 /** The closed set of error codes (README "Every response" lists each with its status). */
@@ -109,8 +109,20 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /**
+ * Every error says it must not be stored: a 404 or 405 without Cache-Control is heuristically
+ * cacheable (RFC 9111 §4.2.2), and a CDN keeping "postcode not found" or a 429 would answer it
+ * to the next caller.
+ */
+const NO_STORE_HEADER: HeaderDoc = {
+  description: "`no-store`: an error is never kept by a cache.",
+  required: true,
+  schema: { type: "string", maxLength: 16, enum: ["no-store"] },
+};
+
+/**
  * What the one renderer adds to every operation's document: the 500 and `default` any route can
- * give, `WWW-Authenticate` on every 401 and `Retry-After` on a 503 (a backing service down).
+ * give, `WWW-Authenticate` on every 401, `Retry-After` on a 503 (a backing service down) and
+ * `Cache-Control: no-store` on every error.
  */
 export const RENDERED_ERRORS: Contract = {
   fallbacks: {
@@ -134,6 +146,7 @@ export const RENDERED_ERRORS: Contract = {
       },
     },
     { on: (status) => status === "503", headers: { "Retry-After": { ...retryAfterHeader(), component: true } } },
+    { on: (status) => status === "default" || /^[45]/.test(status), headers: { "Cache-Control": NO_STORE_HEADER } },
   ],
 };
 
@@ -146,6 +159,7 @@ export function renderError(c: Context, err: ApiError): Response {
   if (err.status === 401) {
     res.headers.set("WWW-Authenticate", err.reason === "INVALID" ? 'Bearer error="invalid_token"' : "Bearer");
   }
+  res.headers.set("Cache-Control", "no-store");
   for (const [k, v] of Object.entries(err.headers ?? {})) res.headers.set(k, v);
   // The refused body may be partly unread: do not reuse the connection.
   if (err.code === "payload_too_large") res.headers.set("Connection", "close");

@@ -78,10 +78,38 @@ describe("HTTP caching of deterministic lookups", () => {
     }
   });
 
-  it("errors are neither tagged nor cacheable", async () => {
-    const res = await t.app.request("/v1/moon?date=2024-13-45");
-    expect(res.status).toBe(400);
-    expect(res.headers.get("etag")).toBeNull();
-    expect(res.headers.get("cache-control")).toBeNull();
+  // A 404 or 405 without Cache-Control is heuristically cacheable (RFC 9111 §4.2.2; some CDNs keep
+  // one for an hour by default), so "not cacheable" has to be said: no-store, on every error.
+  it.each([
+    ["/v1/moon?date=2024-13-45", {}, 400],
+    ["/v1/nope", {}, 404],
+    ["/v1/postcode?postcode=Q1%201AA", {}, 404],
+    ["/v1/holidays?country=XX", {}, 404],
+    ["/v1/vat?code=US", {}, 404],
+    ["/v1/moon", { method: "PUT" }, 405],
+    ["/v1/vibe/classify", {}, 405],
+    ["/v1/vibe/classify", { method: "POST", body: "[]" }, 401],
+    ["/v1/moon", { headers: { Authorization: "Bearer alm_unknown" } }, 401],
+  ] as const)(
+    "errors are neither tagged nor stored by a cache: %s %j → %i, Cache-Control: no-store",
+    async (path, init, status) => {
+      const res = await t.app.request(path, init);
+      expect(res.status).toBe(status);
+      expect(res.headers.get("etag")).toBeNull();
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    },
+  );
+
+  it("a demo-tier 429 is not stored either", async () => {
+    const small = await testApp({ DEMO_HOURLY_LIMIT: "1" });
+    try {
+      expect((await small.app.request(PINNED[0][0])).status).toBe(200);
+      const res = await small.app.request(PINNED[0][0]);
+      expect(res.status).toBe(429);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      expect(res.headers.get("etag")).toBeNull();
+    } finally {
+      await small.close();
+    }
   });
 });

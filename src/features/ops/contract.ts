@@ -167,10 +167,9 @@ class Composer {
   }
 
   stamp(response: Response, headers: Record<string, HeaderDoc>): void {
-    for (const [name, doc] of Object.entries(headers)) {
-      response.headers ??= {};
-      response.headers[name] ??= this.header(name, doc);
-    }
+    // A route may give two answers one headers object (contact's 200 and 502): stamp a copy.
+    response.headers = { ...response.headers };
+    for (const [name, doc] of Object.entries(headers)) response.headers[name] ??= this.header(name, doc);
   }
 }
 
