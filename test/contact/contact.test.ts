@@ -127,10 +127,17 @@ describe("POST /v1/mail/contact with a real SMTP server", () => {
     expect((await h.rows()).find((r) => r.id === id)?.message_id).toBe(`<${id}@example.test>`);
   });
 
-  it("an invalid Idempotency-Key header → 400 invalid_body", async () => {
-    const res = await h.post(ADA, { "Idempotency-Key": "has space" });
-    expect(res.status).toBe(400);
-    expect((await errorOf(res)).error.code).toBe("invalid_body");
+  it("an invalid Idempotency-Key header → 400 invalid_body, in classify's words; nothing sent", async () => {
+    const before = h.smtp.messages.length;
+    for (const key of ["has space", "", "k".repeat(256), "tab\there"]) {
+      const res = await h.post(ADA, { "Idempotency-Key": key });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).error).toMatchObject({
+        code: "invalid_body",
+        message: "Idempotency-Key must be 1 to 255 visible ASCII characters.",
+      });
+    }
+    expect(h.smtp.messages.length).toBe(before);
   });
 });
 

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_INVALID } from "../shared/idempotency-answers.js";
 import { errorResponse, type HeaderDocs } from "../shared/responses.js";
 
 export const contactLimitHeaders: HeaderDocs = {
@@ -13,27 +14,31 @@ export const contactLimitHeaders: HeaderDocs = {
 
 /** Every error the contact desk answers, one example per case. */
 export const contactErrorResponses = {
-  400: errorResponse("The body is not JSON, or a field is missing, too long, invalid, unknown or holds a line break.", {
-    not_json: { code: "invalid_body", message: "Request body must be JSON." },
-    line_break: {
-      code: "invalid_body",
-      message: 'Field "subject" must not contain a line break (CR, LF, U+0085, U+2028 or U+2029).',
-      details: {
-        formErrors: [],
-        fieldErrors: { subject: ["must not contain a line break (CR, LF, U+0085, U+2028 or U+2029)"] },
+  400: errorResponse(
+    "The body is not JSON, or a field is missing, too long, invalid, unknown or holds a line break; or the Idempotency-Key is not 1 to 255 visible ASCII characters.",
+    {
+      not_json: { code: "invalid_body", message: "Request body must be JSON." },
+      line_break: {
+        code: "invalid_body",
+        message: 'Field "subject" must not contain a line break (CR, LF, U+0085, U+2028 or U+2029).',
+        details: {
+          formErrors: [],
+          fieldErrors: { subject: ["must not contain a line break (CR, LF, U+0085, U+2028 or U+2029)"] },
+        },
       },
+      email: {
+        code: "invalid_body",
+        message: 'Field "email" must be a valid e-mail address.',
+        details: { formErrors: [], fieldErrors: { email: ["Invalid email address"] } },
+      },
+      unknown_field: {
+        code: "invalid_body",
+        message: 'Request body has unknown field "cc"; allowed: name, email, subject, message.',
+        details: { formErrors: ['Unrecognized key: "cc"'], fieldErrors: {} },
+      },
+      idempotency_key: { code: "invalid_body", message: IDEMPOTENCY_KEY_INVALID },
     },
-    email: {
-      code: "invalid_body",
-      message: 'Field "email" must be a valid e-mail address.',
-      details: { formErrors: [], fieldErrors: { email: ["Invalid email address"] } },
-    },
-    unknown_field: {
-      code: "invalid_body",
-      message: 'Request body has unknown field "cc"; allowed: name, email, subject, message.',
-      details: { formErrors: ['Unrecognized key: "cc"'], fieldErrors: {} },
-    },
-  }),
+  ),
   429: errorResponse(
     "Too many messages from this client IP this hour, or the desk's daily cap is reached.",
     {

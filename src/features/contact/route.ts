@@ -5,7 +5,12 @@ import type { AppEnv } from "../../http/types.js";
 import { validationError } from "../../http/validation.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
-import { answerPrior, IDEMPOTENCY_CONTRACT, idempotencyRefusalError } from "../shared/idempotency-answers.js";
+import {
+  answerPrior,
+  IDEMPOTENCY_CONTRACT,
+  IDEMPOTENCY_KEY_INVALID,
+  idempotencyRefusalError,
+} from "../shared/idempotency-answers.js";
 import { contactErrorResponses, contactLimitHeaders } from "./openapi.js";
 import { ContactRequest, ContactSent, IdempotencyHeader } from "./schema.js";
 import { type ContactDeps, sendContact, sendContactOnce } from "./send.js";
@@ -81,6 +86,8 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
     }, IDEMPOTENCY_CONTRACT),
     (result, c): undefined => {
       if (result.success) return undefined;
+      // The only header read is Idempotency-Key: refused in the same words as classify refuses it.
+      if (result.target === "header") throw new ApiError("invalid_body", IDEMPOTENCY_KEY_INVALID);
       throw result.target === "json"
         ? contactValidationError(result.error)
         : validationError(result.error, result.target, c);

@@ -10,6 +10,9 @@ export const IDEMPOTENCY_MISMATCH = "Idempotency-Key was already used with a dif
 export const IDEMPOTENCY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress; retry shortly.";
 export const REQUEST_CUT = "The request was cut before its answer and nothing was kept; retry it.";
 
+/** The 400 `invalid_body` message for an `Idempotency-Key` header that is not one (every route alike). */
+export const IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 visible ASCII characters.";
+
 /** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 

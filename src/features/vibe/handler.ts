@@ -8,7 +8,12 @@ import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
 import { claimOrWait, holding, idempotencyTiming, unlessAborted } from "../shared/idempotency.js";
-import { answerPrior, IDEMPOTENCY_KEY, idempotencyRefusalError } from "../shared/idempotency-answers.js";
+import {
+  answerPrior,
+  IDEMPOTENCY_KEY,
+  IDEMPOTENCY_KEY_INVALID,
+  idempotencyRefusalError,
+} from "../shared/idempotency-answers.js";
 import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
 
 /** What classification uses of the app's dependencies. */
@@ -59,7 +64,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   if (texts === null || !idemKeyValid) {
     await verify(0);
     if (bodyError) throw bodyError;
-    throw new ApiError("invalid_body", "Idempotency-Key must be 1 to 255 visible ASCII characters.");
+    throw new ApiError("invalid_body", IDEMPOTENCY_KEY_INVALID);
   }
   if (!idemKey) {
     const key = await verify(1);
