@@ -33,6 +33,12 @@ describe("GET /v1/postcode", () => {
     expect(rig.postcodes.paths).toEqual(["/postcodes/SW1A%202AA"]);
   });
 
+  it("says how long a place may be kept: a day (without it a 200 is heuristically cacheable for any time)", async () => {
+    const res = await rig.get("/v1/postcode?postcode=SW1A2AA");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("public, max-age=86400");
+  });
+
   it("answers a place without coordinates with explicit nulls", async () => {
     const body = (await (await rig.get("/v1/postcode?postcode=GY11AA")).json()) as Record<string, unknown>;
     expect(body).toMatchObject({ postcode: "GY1 1AA", latitude: null, longitude: null, country: "Channel Islands" });

@@ -45,6 +45,8 @@ describe("GET /v1/weather", () => {
     const res = await rig.get(`/v1/weather?postcode=${q(" sw1a2aa ")}`);
     expect(res.status).toBe(200);
     expect(res.headers.get("x-request-id")).toBeTruthy();
+    // About now: a cache must ask again (a 200 without Cache-Control is heuristically cacheable).
+    expect(res.headers.get("cache-control")).toBe("no-cache");
     const body = (await res.json()) as Weather;
     expect(body.location).toEqual({
       postcode: "SW1A 2AA",

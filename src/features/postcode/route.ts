@@ -6,6 +6,9 @@ import type { PlaceLookup } from "./lookup.js";
 import { PostcodeQuery, PostcodeResponse, placeView, postcodeErrorResponses, RESOLVER_FAILED } from "./schema.js";
 import { postcodesIoSource } from "./sources.js";
 
+/** A place may be kept a day (the server keeps it 7); a 200 without Cache-Control is heuristically cacheable. */
+const PLACE_CACHE_CONTROL = "public, max-age=86400";
+
 const route = createRoute({
   method: "get",
   path: "/v1/postcode",
@@ -18,6 +21,13 @@ const route = createRoute({
   responses: {
     200: {
       description: "The postcode's place.",
+      headers: {
+        "Cache-Control": {
+          description: `\`${PLACE_CACHE_CONTROL}\`: a postcode's place changes rarely.`,
+          required: true,
+          schema: { type: "string", maxLength: 64, example: PLACE_CACHE_CONTROL },
+        },
+      },
       content: {
         "application/json": {
           schema: PostcodeResponse,
@@ -52,6 +62,7 @@ export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "
   app.openapi(route, async (c) => {
     const found = await places.find(c.req.valid("query").postcode);
     if (!found.ok) throw placeFailureError(found.error);
+    c.header("Cache-Control", PLACE_CACHE_CONTROL);
     return c.json({ ...placeView(found.value), sources: [postcodesIoSource(deps.now().getUTCFullYear())] }, 200);
   });
 }

@@ -37,6 +37,13 @@ const route = createRoute({
   responses: {
     200: {
       description: "Location, current conditions and the daily forecast.",
+      headers: {
+        "Cache-Control": {
+          description: "`no-cache`: the answer is about now; a cache must ask again.",
+          required: true,
+          schema: { type: "string", maxLength: 64, example: "no-cache" },
+        },
+      },
       content: { "application/json": { schema: WeatherResponse, example: WEATHER_EXAMPLE } },
     },
     ...postcodeErrorResponses(
@@ -66,10 +73,9 @@ export function registerWeather(
     const now = deps.now();
     const body = bodies.json(place, { latitude, longitude }, forecast.value, now.getUTCFullYear());
     reuseUntil(c, now.getTime() + WEATHER_REUSE_MS);
-    return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
-      WeatherView,
-      200,
-      "json"
-    >;
+    return c.body(body, 200, {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-cache",
+    }) as unknown as TypedResponse<WeatherView, 200, "json">;
   });
 }
