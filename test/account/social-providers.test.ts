@@ -1,9 +1,9 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAuthSweep } from "../../src/features/account/sweep.js";
-import { FormAgent } from "../support/form-agent.js";
+import type { FormAgent } from "../support/form-agent.js";
 import { type GitHubFake, type GoogleFake, startGitHubFake, startGoogleFake } from "../support/oauth-upstreams.js";
-import { accountApp, accountPage, signIn } from "./support.js";
+import { accountApp, accountPage, clientPerTest } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 const STALE = "answer had expired, was already used, or belongs to another browser: nothing changed. Start again.";
@@ -84,15 +84,7 @@ for (const p of PROVIDERS) {
       await fake?.close();
     });
     const acct = accountApp(PUBLIC_URL, { env: () => p.env(fake) });
-    // A client address per test: starts of a sign-in or link are limited to 10 a minute per IP.
-    let client: ConstructorParameters<typeof FormAgent>[0];
-    let clients = 0;
-    beforeEach(() => {
-      const remoteAddress = `198.51.100.${++clients}`;
-      client = { request: (url, init) => acct.t.app.request(url, init, { incoming: { socket: { remoteAddress } } }) };
-    });
-    const browser = () => new FormAgent(client, PUBLIC_URL);
-    const signedIn = (email: string) => signIn(client, PUBLIC_URL, acct.smtp, email);
+    const { request, browser, signIn: signedIn } = clientPerTest(acct, PUBLIC_URL, "198.51.100");
     const as = (key: number, email: string | null, verified = true) => p.as(fake, key, email, verified);
 
     /** Starts at `path` (sign-in-with or link) and walks to the provider and back, stopping before the app's callback. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { freshPostgresUrl, REDIS_URL, tempDir } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
@@ -123,4 +123,23 @@ export function accountInstances(
     await drop?.();
   });
   return { apps, smtp: () => smtp as SmtpTestServer };
+}
+
+/**
+ * Registers a beforeEach that gives each test of the block its own client address
+ * (`${prefix}.1`, `.2`, …), so the per-IP limits (starts of a sign-in or link: 10 a minute) never
+ * carry over from one test to the next. Browsers and sign-ins made inside a test come from it.
+ */
+export function clientPerTest(rig: AccountApp, publicUrl: string, prefix: string) {
+  let client: AppLike;
+  let n = 0;
+  beforeEach(() => {
+    const remoteAddress = `${prefix}.${++n}`;
+    client = { request: (url, init) => rig.t.app.request(url, init, { incoming: { socket: { remoteAddress } } }) };
+  });
+  return {
+    request: (url: string, init?: RequestInit) => client.request(url, init),
+    browser: () => new FormAgent(client, publicUrl),
+    signIn: (email: string) => signIn(client, publicUrl, rig.smtp, email),
+  };
 }

@@ -100,6 +100,15 @@ function ownWindow() {
   };
 }
 
+/** What an identity's row keeps of its provider's tokens (auth_account): nothing. */
+const NO_PROVIDER_TOKENS = {
+  accessToken: null,
+  refreshToken: null,
+  idToken: null,
+  accessTokenExpiresAt: null,
+  refreshTokenExpiresAt: null,
+};
+
 /** The code, and a link back to the page that asks for it (PUBLIC_URL's: never the request's Host). */
 function otpMail(code: string, publicUrl: string) {
   const minutes = OTP_EXPIRES_SEC / 60;
@@ -159,6 +168,12 @@ export function authOptions(deps: AuthDeps) {
     // (e-mail codes verify their own): an account made for an unverified address would wait for
     // that address's owner to sign in by code and find someone else's identity already in it.
     databaseHooks: {
+      // Almanac never calls a provider after the sign-in, so it keeps none of its tokens: GitHub's
+      // never expire, and a copy of the database would be a key to every linked user's profile.
+      account: {
+        create: { before: async () => ({ data: NO_PROVIDER_TOKENS }) },
+        update: { before: async () => ({ data: NO_PROVIDER_TOKENS }) },
+      },
       user: {
         // …and only for an address a code can reach (a provider's " a@b.example" or "a@b.example."
         // would make an account named like another that no code ever signs in to).
@@ -305,6 +320,14 @@ export async function migrateAuth(deps: Omit<AuthDeps, "mail" | "mailOutcome" | 
     }
   }
   await oneAccountPerIdentity(deps);
+  await dropProviderTokens(deps);
+}
+
+/** Tokens an older version stored (see NO_PROVIDER_TOKENS) are dropped: one idempotent UPDATE. */
+async function dropProviderTokens(deps: Pick<AuthDeps, "database">): Promise<void> {
+  await sql`update auth_account set "accessToken" = null, "refreshToken" = null, "idToken" = null,
+      "accessTokenExpiresAt" = null, "refreshTokenExpiresAt" = null
+    where "accessToken" is not null or "refreshToken" is not null or "idToken" is not null`.execute(deps.database.db);
 }
 
 /**
