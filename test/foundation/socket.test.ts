@@ -87,6 +87,32 @@ describe("HTTP core, over a real socket", () => {
       expect(bodyOf(res.text)).toContain('"payload_too_large"');
     });
 
+    it.each(["Content-Length", "chunked"] as const)(
+      "a body of exactly BODY_LIMIT_BYTES is read (%s); one byte more is 413",
+      async (framing) => {
+        const body = (size: number) => JSON.stringify(["a".repeat(size - 4)]);
+        const send = (json: string) =>
+          rawRequest(
+            port(),
+            framing === "chunked"
+              ? [
+                  head("Transfer-Encoding: chunked\r\nConnection: close\r\n"),
+                  `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
+                ]
+              : [head(`Content-Length: ${json.length}\r\nConnection: close\r\n`), json],
+          );
+        expect(body(2048)).toHaveLength(2048);
+        const at = await send(body(2048));
+        expect(at.status).toBe(200);
+        const over = await send(body(2049));
+        expect(over.status).toBe(413);
+        expect(JSON.parse(bodyOf(over.text)).error).toMatchObject({
+          code: "payload_too_large",
+          message: "Request body is larger than 2048 bytes.",
+        });
+      },
+    );
+
     it("a chunked body under the limit is classified; a body that is not JSON is 400", async () => {
       const json = JSON.stringify({ texts: ["I love it", "I hate it"] });
       const ok = await rawRequest(port(), [

@@ -54,6 +54,15 @@ describe.each([
   it("`Bearer  x` (two spaces) → 401 without reason", () => expectMissing({ Authorization: "Bearer  alm_x" }));
   it("`Basic x` → 401 without reason", () => expectMissing({ Authorization: "Basic YWxhZGRpbjpvcGVu" }));
   it("`Bearer` alone → 401 without reason", () => expectMissing({ Authorization: "Bearer" }));
+  // RFC 9110 §11.1: the scheme is case-insensitive; the one space and the token are not negotiable.
+  it.each(["bearer", "BEARER", "bEaReR"])("the scheme in any case (`%s <key>`) is a key", async (scheme) => {
+    const { key } = await create();
+    const res = await classify(h.t, TEXTS, { Authorization: `${scheme} ${key}` });
+    expect(res.status).toBe(200);
+    expectVerifiedOnce(key);
+  });
+  it("`Bearer\tx` (a tab) → 401 without reason", () => expectMissing({ Authorization: "Bearer\talm_x" }));
+  it("`Bearer x y` → 401 without reason", () => expectMissing({ Authorization: "Bearer alm_x alm_y" }));
   it("a session cookie without a key → 401 without reason", () =>
     expectMissing({ Cookie: "better-auth.session_token=abc.def; almanac_session=xyz" }));
 

@@ -50,6 +50,21 @@ describe("POST /v1/vibe/classify: success", () => {
   });
 });
 
+describe("POST /v1/vibe/classify: the body is read as JSON whatever Content-Type says", () => {
+  it.each([undefined, "text/plain", "application/json; charset=utf-8", "APPLICATION/JSON"])(
+    "Content-Type %s → 200",
+    async (type) => {
+      const res = await h.t.app.request("/v1/vibe/classify", {
+        method: "POST",
+        headers: { ...bearer(key), ...(type !== undefined && { "Content-Type": type }) },
+        // Bytes, not a string: fetch would add text/plain to a string body.
+        body: new TextEncoder().encode(JSON.stringify(["What a lovely day"])),
+      });
+      expect(res.status).toBe(200);
+    },
+  );
+});
+
 describe("POST /v1/vibe/classify: body validation (after auth)", () => {
   it.each([
     ["no body", undefined],
