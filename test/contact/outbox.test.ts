@@ -5,7 +5,7 @@ import { type ContactRow, ContactStore } from "../../src/features/contact/store.
 import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { errorOf } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
-import { ADA, type ContactHarness, contactHarness, DESK } from "./setup.js";
+import { ADA, type ContactHarness, contactHarness, DESK, until } from "./setup.js";
 
 const MIN = 60_000;
 
@@ -136,6 +136,28 @@ describe.each([
       expect(await answer.json()).toEqual({ id, status: "sent" });
       expect((await h.rows()).map((r) => [r.id, r.status, r.attempts])).toEqual([[id, "sent", 2]]);
       expect(h.smtp.messages.map((m) => m.text.includes(id))).toEqual([true]);
+    },
+  );
+
+  it.skipIf(postgres && !DATABASE_URL)(
+    "a send that outlived the grace (a stalled process) never marks failed the message the outbox has sent since",
+    async () => {
+      const { h, outbox } = await start({ CONTACT_RETRY_BASE_MS: String(MIN) });
+      h.smtp.setMode("lost-reply"); // the request's send takes the mail server's whole timeout
+      const request = h.post(ADA);
+      await until(() => h.smtp.messages.length > 0);
+      const [row] = await h.rows();
+      // As if the request's process stalled past the grace: the outbox takes the message and sends it.
+      c.advance(10 * MIN);
+      h.smtp.setMode("accept");
+      expect(await outbox.runOnce()).toMatchObject({ due: 1, sent: 1 });
+      expect((await request).status).toBe(502); // its own send did time out
+      expect(await h.rows()).toEqual([
+        expect.objectContaining({ id: row?.id, status: "sent", attempts: 2, last_error: null }),
+      ]);
+      c.advance(60 * MIN);
+      expect(await outbox.runOnce()).toMatchObject({ due: 0, sent: 0 }); // no third copy
+      expect(h.smtp.messages.filter((m) => m.text.includes(row?.id as string))).toHaveLength(2);
     },
   );
 

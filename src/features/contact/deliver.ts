@@ -39,7 +39,7 @@ export async function deliverContact(
   } catch (err) {
     result = { ok: false, reason: `lane error: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (result.ok) await store.markSent(row.id, result.messageId);
-  else await store.markFailed(row.id, result.reason);
+  if (result.ok) await store.markSent(row, result.messageId);
+  else await store.markFailed(row, result.reason);
   return result;
 }

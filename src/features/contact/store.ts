@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Kysely, Selectable } from "kysely";
+import type { Kysely, Selectable, Updateable } from "kysely";
 import type { DB } from "../../db/schema.js";
 
 export type ContactRow = Selectable<DB["contact_messages"]>;
@@ -125,20 +125,35 @@ export class ContactStore {
     return { ...seen, status: "pending", attempts: seen.attempts + 1, updated_at: at };
   }
 
-  async markSent(id: string, messageId: string): Promise<void> {
+  /**
+   * Records the outcome of the send of `claimed` (as stored or claimed), only while the row is
+   * still that attempt: a send that outlived its grace (a stalled process) never overwrites what
+   * a later claim did since, e.g. mark failed a message the outbox has sent (which it would then
+   * send a third time). False when the row had moved on.
+   */
+  async markSent(claimed: ContactRow, messageId: string): Promise<boolean> {
     const at = this.now().toISOString();
-    await this.db
-      .updateTable("contact_messages")
-      .set({ status: "sent", message_id: messageId, last_error: null, sent_at: at, updated_at: at })
-      .where("id", "=", id)
-      .execute();
+    return this.settle(claimed, {
+      status: "sent",
+      message_id: messageId,
+      last_error: null,
+      sent_at: at,
+      updated_at: at,
+    });
   }
 
-  async markFailed(id: string, reason: string): Promise<void> {
-    await this.db
+  async markFailed(claimed: ContactRow, reason: string): Promise<boolean> {
+    return this.settle(claimed, { status: "failed", last_error: reason, updated_at: this.now().toISOString() });
+  }
+
+  private async settle(claimed: ContactRow, outcome: Updateable<DB["contact_messages"]>): Promise<boolean> {
+    const res = await this.db
       .updateTable("contact_messages")
-      .set({ status: "failed", last_error: reason, updated_at: this.now().toISOString() })
-      .where("id", "=", id)
-      .execute();
+      .set(outcome)
+      .where("id", "=", claimed.id)
+      .where("status", "=", "pending")
+      .where("attempts", "=", claimed.attempts)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   }
 }
