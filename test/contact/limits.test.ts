@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { expectRateLimited } from "../helpers/app.js";
+import { sql } from "kysely";
+import { errorOf, expectRateLimited } from "../helpers/app.js";
 import { ADA, type ContactHarness, contactHarness } from "./setup.js";
 
 const from = (ip: string) => ({ "X-Forwarded-For": ip });
@@ -74,6 +75,25 @@ describe("contact desk limits", () => {
     }
     // Not sent, not claimed: still failed after one attempt, retried by the outbox on its backoff.
     expect(await h.rows()).toEqual([expect.objectContaining({ status: "failed", attempts: 1 })]);
+  });
+
+  it("a message the database could not store (500) counts against no limit", async () => {
+    h = await contactHarness({ CONTACT_HOURLY_LIMIT: "2", CONTACT_DAILY_CAP: "2", TRUST_PROXY: "1" });
+    const db = h.t.deps.database.db;
+    await sql`create trigger full_disk before insert on contact_messages begin select raise(abort, 'disk full'); end`.execute(
+      db,
+    );
+    for (const headers of [{}, {}, { "Idempotency-Key": "store-fails" }]) {
+      const res = await h.post(ADA, { ...from("203.0.113.80"), ...headers });
+      expect(res.status).toBe(500);
+      expect((await errorOf(res)).error).toMatchObject({ code: "internal", message: "Internal error." });
+    }
+    await sql`drop trigger full_disk`.execute(db);
+    // Nothing was stored or sent: the client's hour and the desk's day are as they were.
+    const first = await h.post(ADA, from("203.0.113.80"));
+    expect([first.status, first.headers.get("RateLimit")]).toEqual([200, expect.stringMatching(/^"contact";r=1;/)]);
+    expect((await h.post(ADA, { ...from("203.0.113.80"), "Idempotency-Key": "store-fails" })).status).toBe(200);
+    expect(h.smtp.messages).toHaveLength(2);
   });
 
   it("an idempotent replay does not count against the limit", async () => {

@@ -27,7 +27,20 @@ export interface ContactSend {
 /** Spends the limits, then stores the message and sends it. */
 export async function sendContact(send: ContactSend): Promise<OnceAnswer> {
   const headers = await spendContactLimits(send.deps.limiter, send.deps.config, send.input.clientKey);
-  return deliver(send, await send.store.create(send.input), headers);
+  return deliver(send, await refundingIfThrows(send, () => send.store.create(send.input)), headers);
+}
+
+/**
+ * `step`'s value; if it throws (the database failed), the limits just spent are given back
+ * first: nothing was stored or sent, so the client's hour and the desk's day are as they were.
+ */
+async function refundingIfThrows<T>({ deps, input }: ContactSend, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    await refundContactLimits(deps.limiter, deps.config, input.clientKey).catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
@@ -75,7 +88,7 @@ export async function sendContactOnce(send: ContactSend, key: string): Promise<O
     if (earlier.status === "failed" || abandoned) {
       // The limits first: a retry they refuse leaves the stored message as it was, for the outbox.
       const headers = await spendContactLimits(deps.limiter, deps.config, input.clientKey);
-      const claimed = await store.claimRetry(earlier);
+      const claimed = await refundingIfThrows(send, () => store.claimRetry(earlier));
       if (claimed) return deliver(send, claimed, headers);
       await refundContactLimits(deps.limiter, deps.config, input.clientKey);
       continue; // the outbox (or the CLI) claimed it first: look again
