@@ -86,3 +86,22 @@ describe("a required parameter sent empty is missing", () => {
     );
   });
 });
+
+describe("a date-time offset sent with a bare +", () => {
+  // In a query string `+` is a space (application/x-www-form-urlencoded), so `…+05:00` arrives as
+  // `… 05:00`: still a 400, but one that says how to send it.
+  it.each([
+    ["/v1/moon?date=2024-01-25T12:00:00+05:00", "05:00"],
+    ["/v1/sun?lat=51&lon=0&date=2024-06-21T12:00+01:00", "01:00"],
+  ])("%s → 400 saying how to send the +", async (path, offset) => {
+    const error = await invalid(path);
+    expect(error.message).toBe(
+      'query parameter "date" is invalid: must be a date YYYY-MM-DD or an ISO 8601 date-time, years 1000 to 2999; ' +
+        `a + in a query string is a space: send the offset as %2B${offset} (or Z)`,
+    );
+  });
+
+  it("the same offset sent as %2B is read", async () => {
+    expect((await t.app.request("/v1/moon?date=2024-01-25T12:00:00%2B05:00")).status).toBe(200);
+  });
+});

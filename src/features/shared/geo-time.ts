@@ -98,10 +98,20 @@ export function isDateOrDateTime(value: string): boolean {
   return DATE_OR_DATE_TIME.test(value) && DateTime.fromISO(value, { zone: "UTC" }).isValid;
 }
 
+/**
+ * A date-time whose offset's `+` arrived as a space (`…T12:00 05:00`: in a query string `+` is a
+ * space), told how to send it; anything else that is not a date, DATE_INVALID.
+ */
+function dateInvalid(input: unknown): string {
+  const plus = typeof input === "string" ? / (\d{2}:?\d{2})$/.exec(input) : null;
+  if (!plus || !isDateOrDateTime(`${(input as string).slice(0, plus.index)}+${plus[1]}`)) return DATE_INVALID;
+  return `${DATE_INVALID}; a + in a query string is a space: send the offset as %2B${plus[1]} (or Z)`;
+}
+
 export const dateParam = z
   .string()
   .max(35, DATE_INVALID)
-  .refine(isDateOrDateTime, DATE_INVALID)
+  .refine(isDateOrDateTime, { error: (issue) => dateInvalid(issue.input) })
   .openapi({
     example: "2024-01-25",
     pattern: DATE_OR_DATE_TIME.source,
