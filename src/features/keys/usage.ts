@@ -60,9 +60,12 @@ export class UsageCounter {
     this.timer.unref?.();
   }
 
-  /** Writes the tally; counts that fail to write are kept for the next flush. */
+  /**
+   * Writes the tally; counts that fail to write are kept for the next flush. A failed write does
+   * not stop the next (chained after it settles, whatever its outcome).
+   */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
+    this.flushing = this.flushing.catch(() => undefined).then(() => this.write());
     return this.flushing;
   }
 
