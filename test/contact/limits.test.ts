@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
 import { sql } from "kysely";
+import { afterEach, describe, expect, it } from "vitest";
 import { errorOf, expectRateLimited } from "../helpers/app.js";
 import { ADA, type ContactHarness, contactHarness } from "./setup.js";
 
@@ -83,7 +83,7 @@ describe("contact desk limits", () => {
     await sql`create trigger full_disk before insert on contact_messages begin select raise(abort, 'disk full'); end`.execute(
       db,
     );
-    for (const headers of [{}, {}, { "Idempotency-Key": "store-fails" }]) {
+    for (const headers of [{}, {}, { "Idempotency-Key": "store-fails" }] as Record<string, string>[]) {
       const res = await h.post(ADA, { ...from("203.0.113.80"), ...headers });
       expect(res.status).toBe(500);
       expect((await errorOf(res)).error).toMatchObject({ code: "internal", message: "Internal error." });
