@@ -72,6 +72,28 @@ describe("sign-in attacks (GitHub through its local fake)", () => {
       expect((await accountPage(again)).html).toContain("No external identity is linked.");
     });
 
+    // A session left open on a shared computer, or a stolen cookie, could add the taker's own
+    // identity and keep a way in after the session ends; removing one already asked for a recent
+    // sign-in, adding one did not.
+    it("linking needs a recent sign-in, as unlinking does: an older session is told to sign in again", async () => {
+      gitHubUser(7006, "backdoor@example.test");
+      const agent = await signedIn("stale@example.test");
+      const id = (await linkGitHub(agent)).html.match(/identities\/([^/]+)\/unlink/)?.[1];
+      expect(id).toBeDefined();
+      await sql`update auth_session set "createdAt" = ${new Date(Date.now() - 25 * 3600_000).toISOString()}
+        where "userId" = (select id from auth_user where email = ${"stale@example.test"})`.execute(
+        acct.t.deps.database.db,
+      );
+      gitHubUser(7007, "backdoor2@example.test");
+      for (const path of ["/account/link/github", `/account/identities/${id}/unlink`]) {
+        const res = await agent.post(path, { csrf: (await accountPage(agent)).csrf });
+        expect([path, res.status]).toEqual([path, 400]);
+        expect(await res.text()).toContain("Sign out and in again to");
+      }
+      expect((await accountPage(agent)).html).toContain("GitHub <code>7006</code>");
+      expect((await accountPage(agent)).html).not.toContain("7007");
+    });
+
     it("an address in another case signs up as the account the e-mail code reaches, not a second one", async () => {
       gitHubUser(7003, "Mixed.Case@Example.test");
       const first = await signInWithGitHub(browser());

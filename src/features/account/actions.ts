@@ -8,6 +8,7 @@ import { takeKeyFlash } from "./flash.js";
 import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { takeNotice } from "./notice-once.js";
+import { SESSION_FRESH_SEC } from "./policy.js";
 import { configuredProviders } from "./providers.js";
 import { PROVIDER_STARTS } from "./sign-in-limits.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
@@ -164,10 +165,15 @@ export function registerAccountActions(
     return seeOther(response.url ?? "/account", headers);
   });
 
+  // A new way into the account needs a recent sign-in, as removing one does (better-auth's
+  // freshAge on unlink): a session left open or a stolen cookie must not add the taker's identity.
   app.post("/account/link/:provider", async (c) => {
-    await guard(c);
+    const { s } = await guard(c);
     const provider = providers.find((p) => p.id === c.req.param("provider"));
     if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    if (Date.now() - new Date(s.session.createdAt).getTime() >= SESSION_FRESH_SEC * 1000) {
+      return render(c, s, { notice: { kind: "error", text: "Sign out and in again to link." } }, 400);
+    }
     await spendProviderStart(c);
     const { auth } = await loadAuth();
     const { headers, response } = await auth.api.linkSocialAccount({

@@ -13,7 +13,7 @@ import type { RateLimiter } from "../../ports/rate-limiter.js";
 import { SignInAddress } from "./address.js";
 import { authLogging } from "./auth-log.js";
 import { withHashedSessionTokens } from "./hashed-sessions.js";
-import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC } from "./policy.js";
+import { CLIENT_IP_HEADER, cookiePolicy, OTP_ALLOWED_ATTEMPTS, OTP_EXPIRES_SEC, SESSION_FRESH_SEC } from "./policy.js";
 import { configuredProviders } from "./providers.js";
 import { SIGN_IN_CODE_TRIES } from "./sign-in-limits.js";
 
@@ -145,7 +145,7 @@ export function authOptions(deps: AuthDeps) {
       ? [new URL(config.PUBLIC_URL).origin]
       : (request?: Request) => [new URL(request?.url ?? config.PUBLIC_URL).origin],
     user: { modelName: "auth_user" },
-    session: { modelName: "auth_session" },
+    session: { modelName: "auth_session", freshAge: SESSION_FRESH_SEC },
     account: {
       modelName: "auth_account",
       accountLinking: {

@@ -7,6 +7,12 @@ export const OTP_EXPIRES_SEC = 600;
 export const OTP_ALLOWED_ATTEMPTS = 3;
 
 /**
+ * How recent a sign-in must be to add or remove a linked identity (better-auth's `freshAge`,
+ * which it applies to unlinking; the link route applies it too).
+ */
+export const SESSION_FRESH_SEC = 24 * 3600;
+
+/**
  * Cookie policy. On https: `__Host-almanac.*`, Secure, HttpOnly, SameSite=Lax, Path=/, no Domain.
  * On plain http (localhost development) browsers refuse `__Host-`/Secure cookies, so the nearest
  * safe setting is `almanac.*`, HttpOnly, SameSite=Lax, Path=/ without Secure.
