@@ -33,7 +33,11 @@ export function allowedMethods(app: Hono<any, any, any>): (path: string) => stri
   };
 }
 
-/** A Hono route path (`/v1/*`, `/keys/:id`) as a regular expression over concrete paths. */
+/**
+ * A Hono route path (`/v1/*`, `/keys/:id`) as a regular expression over concrete paths. Routes are
+ * strict, as Hono's router is: `/v1/moon/` is not `/v1/moon` (a 405 there named methods that then
+ * answered 404).
+ */
 export function pattern(path: string): RegExp {
   const body = path
     .split("/")
@@ -43,5 +47,5 @@ export function pattern(path: string): RegExp {
       return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     })
     .join("/");
-  return new RegExp(`^${body}/?$`);
+  return new RegExp(`^${body}$`);
 }
