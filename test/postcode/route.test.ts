@@ -68,6 +68,18 @@ describe("GET /v1/postcode", () => {
     expect(rig.postcodes.paths).toEqual(["/postcodes/ZE9%209ZZ", "/terminated_postcodes/ZE9%209ZZ"]);
   });
 
+  it("up to 100 characters a value is a (wrong) postcode, 404; longer is a malformed parameter, 400", async () => {
+    const at = await rig.get(`/v1/postcode?postcode=${"A".repeat(100)}`);
+    expect(at.status).toBe(404);
+    expect((await errorOf(at)).error).toMatchObject({ code: "not_found", reason: "invalid_format" });
+    const past = await rig.get(`/v1/postcode?postcode=${"A".repeat(101)}`);
+    expect(past.status).toBe(400);
+    expect((await errorOf(past)).error.message).toBe(
+      'query parameter "postcode" is invalid: must be at most 100 characters',
+    );
+    expect(rig.postcodes.paths).toEqual([]);
+  });
+
   it("400 invalid_body names the missing parameter", async () => {
     const res = await rig.get("/v1/postcode");
     expect(res.status).toBe(400);
