@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ContactStore } from "../../src/features/contact/store.js";
 import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
@@ -91,6 +92,17 @@ function cases(run: (test: (apps: TestApp[]) => Promise<void>) => Promise<void>)
       const other = await post(at(apps, 1), "203.0.113.4", "k", { ...ADA, message: "changed my mind" });
       expect(other.status).toBe(409);
       expect((await errorOf(other)).error).toMatchObject({ code: "conflict", message: IDEMPOTENCY_MISMATCH });
+      expect(smtp.messages).toHaveLength(1);
+    });
+  });
+
+  it("a client address of 3,000 characters (as a proxy trusted too far may pass on) keys like any other", async () => {
+    await run(async (apps) => {
+      const address = randomBytes(3000).toString("base64url").slice(0, 3000);
+      const first = await post(at(apps, 0), address, "long");
+      const again = await post(at(apps, 1), address, "long");
+      expect([first.status, again.status]).toEqual([200, 200]);
+      expect([replayed(first), replayed(again)]).toEqual([false, true]);
       expect(smtp.messages).toHaveLength(1);
     });
   });

@@ -20,9 +20,11 @@ import { contactValidationError } from "./validation.js";
 /**
  * An Idempotency-Key is its client's, as the classify route's is its API key's: the desk has no
  * key, so a client is what its hourly limit counts by (the address through TRUST_PROXY, an IPv6
- * client by its CLIENT_IPV6_PREFIX network). Two clients sending the same key never meet.
+ * client by its CLIENT_IPV6_PREFIX network). Two clients sending the same key never meet. Hashed,
+ * as classify's: an address is whatever the trusted proxy's header says, of any length, and
+ * PostgreSQL refuses a (scope, key) of more than about 2,700 bytes in its primary key.
  */
-const scopeOf = (clientKey: string) => `contact:${clientKey}`;
+const scopeOf = (clientKey: string) => `contact:${sha256Hex(clientKey)}`;
 
 const route = createRoute({
   method: "post",
