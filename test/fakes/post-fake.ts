@@ -18,6 +18,13 @@ export interface RecordedCall {
 export abstract class PostFake extends FaultServer {
   readonly calls: RecordedCall[] = [];
   fault: PostFault = null;
+  /**
+   * A fault played after the call was handled (its effect done: a credit spent, a key created),
+   * instead of its answer: the answer lost on the way back (`hang`: no answer, `reset`, `garbage`);
+   * only on `faultAfterPath` when set.
+   */
+  faultAfter: PostFault = null;
+  faultAfterPath: string | null = null;
   /** When set, every call is answered `307` to this base URL plus the same path (method and body kept). */
   redirectTo: string | null = null;
 
@@ -46,6 +53,8 @@ export abstract class PostFake extends FaultServer {
     if (answerFault(this.fault, req, res, '{"meta":{"requestId":"req_1"},"data":{"va')) return;
     const { status, body } =
       this.fault === "malformed" ? { status: 200, body: this.malformed(call) } : this.handle(call);
+    const after = this.faultAfterPath === null || this.faultAfterPath === call.path ? this.faultAfter : null;
+    if (answerFault(after, req, res, '{"meta":{"requestId":"req_1"},"data":{"va')) return;
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   }
 }

@@ -33,7 +33,7 @@ const err = (status: number, title: string, detail: string): Answer => ({
 });
 
 /**
- * Unkey's v2 API as a real HTTP server: keys.verifyKey, keys.createKey, keys.getKey,
+ * Unkey's v2 API as a real HTTP server: keys.verifyKey, keys.createKey, keys.getKey, keys.whoami,
  * keys.updateKey, keys.updateCredits, keys.rerollKey, keys.deleteKey and apis.listKeys, following the published
  * request and response JSON (keys.updateKey validated as V2KeysUpdateKeyRequestBody; every verification outcome is HTTP 200 with data.valid/data.code;
  * ratelimits[].reset is a Unix time in ms). `forceCode` answers every verification with one code.
@@ -68,6 +68,11 @@ export class FakeUnkey extends PostFake {
         return this.create(body);
       case "/v2/keys.getKey":
         return this.withKey(body, (k) => ok(this.view(k)));
+      case "/v2/keys.whoami": {
+        // V2KeysWhoamiRequestBody {key}; the answer's data is KeyResponseData, as getKey's.
+        const k = [...this.keys.values()].find((x) => x.key === body.key);
+        return k ? ok(this.view(k)) : err(404, "Not Found", "The requested key was not found.");
+      }
       case "/v2/keys.updateKey":
         return this.withKey(body, (k) => this.update(k, body));
       case "/v2/keys.updateCredits":

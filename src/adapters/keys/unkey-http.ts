@@ -13,8 +13,12 @@ export interface UnkeyHttpOptions {
 
 export type UnkeyResponse =
   | { ok: true; status: number; body: unknown }
-  /** No usable HTTP answer: unreachable, timed out, or not JSON. */
-  | { ok: false; detail: string };
+  /**
+   * No usable HTTP answer: unreachable, timed out, or not JSON. `sent`: the request may have
+   * reached Unkey and been acted on (its answer lost: a timeout, a reset, a garbled body); false
+   * when it provably did not (no connection, or a redirect instead of an answer).
+   */
+  | { ok: false; detail: string; sent: boolean };
 
 /** Errors that prove the request never reached Unkey, so a retry cannot spend a use twice. */
 const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
@@ -37,25 +41,27 @@ export async function callUnkey(opts: UnkeyHttpOptions, path: string, payload: u
         // A redirect is a failure, never followed: the customer's key and the root key go nowhere else.
         redirect: "manual",
       });
-      if (await refusedRedirect(res)) return { ok: false, detail: `Unkey ${path} redirected with ${res.status}` };
+      if (await refusedRedirect(res))
+        return { ok: false, detail: `Unkey ${path} redirected with ${res.status}`, sent: false };
       let text: string;
       try {
         text = await readCapped(res, opts.maxBytes);
       } catch (err) {
         if (err instanceof BodyTooLarge)
-          return { ok: false, detail: `Unkey ${path} answered a body over ${err.maxBytes} bytes` };
+          return { ok: false, detail: `Unkey ${path} answered a body over ${err.maxBytes} bytes`, sent: true };
         throw err;
       }
       try {
         return { ok: true, status: res.status, body: JSON.parse(text) };
       } catch {
-        return { ok: false, detail: `Unkey ${path} answered ${res.status} with a body that is not JSON` };
+        return { ok: false, detail: `Unkey ${path} answered ${res.status} with a body that is not JSON`, sent: true };
       }
     } catch (err) {
       const code = causeCode(err);
       if (attempt === 0 && code !== undefined && NOT_CONNECTED.has(code) && !signal.aborted) continue;
       const why = signal.aborted ? `no answer within ${opts.timeoutMs} ms` : (code ?? (err as Error).message);
-      return { ok: false, detail: `Unkey ${path} unreachable: ${why}` };
+      const sent = code === undefined || !NOT_CONNECTED.has(code);
+      return { ok: false, detail: `Unkey ${path} unreachable: ${why}`, sent };
     }
   }
 }

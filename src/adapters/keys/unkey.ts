@@ -95,6 +95,32 @@ export class UnkeyKeyStore implements KeyStore {
       ...(permission !== undefined && { permissions: permission }),
       ...(cost !== 1 && { credits: { cost } }),
     });
+    const v = this.verdict(res);
+    // Unkey may have spent the credit of a verification whose answer was lost (a timeout, a
+    // reset, a garbled body): the call is a 503, so the credit goes back (see giveBackLost).
+    if (v.kind === "unavailable" && cost > 0 && (res.ok ? res.status === 200 : res.sent)) this.giveBackLost(key, cost);
+    return v;
+  }
+
+  /**
+   * Gives back the `cost` that a verification whose answer was lost may have spent: looks the key
+   * up by its text (`keys.whoami`: no verification, no rate limit spent) and, if it has credits,
+   * adds `cost` back (`keys.updateCredits` increment). In the background, so the 503 is not held
+   * up by a slow Unkey; when Unkey cannot answer that either (or the root key may not read keys),
+   * the credit stays spent. A verification that Unkey had not acted on (its answer lost before
+   * it was made) gives its key one credit more.
+   */
+  private giveBackLost(key: string, cost: number): void {
+    const refund = async () => {
+      const found = KeyData.parse(((await this.manage("/v2/keys.whoami", { key })) as { data: unknown }).data);
+      if (found.credits?.remaining == null) return;
+      await this.manage("/v2/keys.updateCredits", { keyId: found.keyId, operation: "increment", value: cost });
+    };
+    void refund().catch(() => undefined);
+  }
+
+  /** What a verifyKey answer says: a verdict, or unavailable when it is no usable answer. */
+  private verdict(res: UnkeyResponse): KeyVerification {
     if (!res.ok) return { kind: "unavailable", store: "unkey", detail: res.detail };
     if (res.status !== 200) {
       return {
