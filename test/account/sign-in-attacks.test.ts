@@ -1,29 +1,22 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migrateAuth } from "../../src/features/account/auth.js";
 import { errorOf } from "../helpers/app.js";
 import type { FormAgent } from "../support/form-agent.js";
-import { type GitHubFake, startGitHubFake } from "../support/oauth-upstreams.js";
+import { fakeProvider, startGitHubFake, startGoogleFake } from "../support/oauth-upstreams.js";
 import { accountApp, accountPage, clientPerTest, requestCode } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 const SESSION = "almanac.session_token";
 
 describe("sign-in attacks (GitHub through its local fake)", () => {
-  let github: GitHubFake & { unroute: () => void };
-  beforeAll(async () => {
-    github = await startGitHubFake(`${PUBLIC_URL}/api/auth/callback/github`);
-  });
-  afterAll(async () => {
-    github?.unroute();
-    await github?.close();
-  });
+  const github = fakeProvider(() => startGitHubFake(`${PUBLIC_URL}/api/auth/callback/github`));
   const acct = accountApp(PUBLIC_URL, {
-    env: () => ({ GITHUB_CLIENT_ID: github.clientId, GITHUB_CLIENT_SECRET: github.clientSecret }),
+    env: () => ({ GITHUB_CLIENT_ID: github().clientId, GITHUB_CLIENT_SECRET: github().clientSecret }),
   });
   const { request, browser, signIn: signedIn } = clientPerTest(acct, PUBLIC_URL, "192.0.2");
   const gitHubUser = (id: number, email: string, verified = true) =>
-    github.setUser({
+    github().setUser({
       id,
       login: `user-${id}`,
       email: null,
@@ -252,7 +245,7 @@ describe("sign-in attacks (GitHub through its local fake)", () => {
     it("every redirect of a provider sign-in stays on the public origin, success or failure", async () => {
       gitHubUser(7005, "stays@example.test");
       for (const deny of [false, true]) {
-        if (deny) github.denyNext();
+        if (deny) github().denyNext();
         const agent = browser();
         const seen: string[] = [];
         let res = await agent.post("/account/sign-in-with/github", {});
@@ -268,5 +261,38 @@ describe("sign-in attacks (GitHub through its local fake)", () => {
         expect(new URL(url).origin).toBe(PUBLIC_URL);
       }
     });
+  });
+});
+
+describe("an ID token handed in directly (Google through its local fake)", () => {
+  const google = fakeProvider(() => startGoogleFake(`${PUBLIC_URL}/api/auth/callback/google`));
+  const acct = accountApp(PUBLIC_URL, {
+    env: () => ({ GOOGLE_CLIENT_ID: google().clientId, GOOGLE_CLIENT_SECRET: google().clientSecret }),
+  });
+
+  // better-auth's idToken branch (for native apps holding a token from Google's SDK) signs in with
+  // a token alone: no browser-bound state, no nonce required, good for the token's hour. Almanac's
+  // sign-in is the browser round trip; a token that leaked from anywhere must not open an account.
+  it("is refused, and signs in to nothing, even for a genuine token of a linked identity", async () => {
+    const user = { sub: "118000000000000000042", email: "token-holder@example.test", email_verified: true };
+    google().setUser(user);
+    const owner = acct.agent();
+    const done = await owner.follow(
+      await owner.post("/account/sign-in-with/google", {}),
+      "/account/sign-in-with/google",
+    );
+    expect(await done.res.text()).toContain("token-holder@example.test");
+
+    const res = await acct.t.app.request(`${PUBLIC_URL}/api/auth/sign-in/social`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+      body: JSON.stringify({ provider: "google", idToken: { token: google().idTokenFor(user) } }),
+    });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).error).toMatchObject({
+      code: "invalid_body",
+      message: "Sign-in with an ID token is not offered: sign in through the provider's page.",
+    });
+    expect(res.headers.getSetCookie().some((c) => c.includes("session_token"))).toBe(false);
   });
 });

@@ -1,8 +1,14 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAuthSweep } from "../../src/features/account/sweep.js";
 import type { FormAgent } from "../support/form-agent.js";
-import { type GitHubFake, type GoogleFake, startGitHubFake, startGoogleFake } from "../support/oauth-upstreams.js";
+import {
+  fakeProvider,
+  type GitHubFake,
+  type GoogleFake,
+  startGitHubFake,
+  startGoogleFake,
+} from "../support/oauth-upstreams.js";
 import { accountApp, accountPage, clientPerTest } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
@@ -75,17 +81,10 @@ const PROVIDERS: Provider[] = [
 
 for (const p of PROVIDERS) {
   describe(`${p.name} through a local fake of its OAuth endpoints`, () => {
-    let fake: (GitHubFake | GoogleFake) & { unroute: () => void };
-    beforeAll(async () => {
-      fake = await p.start();
-    });
-    afterAll(async () => {
-      fake?.unroute();
-      await fake?.close();
-    });
-    const acct = accountApp(PUBLIC_URL, { env: () => p.env(fake) });
+    const fake = fakeProvider(p.start);
+    const acct = accountApp(PUBLIC_URL, { env: () => p.env(fake()) });
     const { request, browser, signIn: signedIn } = clientPerTest(acct, PUBLIC_URL, "198.51.100");
-    const as = (key: number, email: string | null, verified = true) => p.as(fake, key, email, verified);
+    const as = (key: number, email: string | null, verified = true) => p.as(fake(), key, email, verified);
 
     /** Starts at `path` (sign-in-with or link) and walks to the provider and back, stopping before the app's callback. */
     async function toCallback(agent: FormAgent, path: string, form: Record<string, string> = {}): Promise<string> {
@@ -124,7 +123,7 @@ for (const p of PROVIDERS) {
       expect(back.html).toContain(`signup-${p.id}@example.test`);
       expect(session(again)).toBeDefined();
       // better-auth called the provider's own endpoints (routed to the fake), nothing else.
-      expect(new Set(fake.calls)).toEqual(new Set(p.calls));
+      expect(new Set(fake().calls)).toEqual(new Set(p.calls));
     });
 
     it("links to an account signed in by e-mail code, even under another address; it then signs in to it", async () => {
@@ -221,7 +220,7 @@ for (const p of PROVIDERS) {
     it("a link whose callback is replayed or declined at the provider links nothing more", async () => {
       as(7, `declined-${p.id}@example.test`);
       const agent = await signedIn(`decliner-${p.id}@example.test`);
-      fake.denyNext();
+      fake().denyNext();
       const declined = await link(agent);
       expect(declined.url).toMatch(new RegExp(`^${PUBLIC_URL}/account\\?error=access_denied(&|$)`));
       expect(declined.html).toContain("Linking did not complete. Try again.");

@@ -1,6 +1,7 @@
 import { createHash, createHmac, generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 
 /**
  * Local stand-ins for GitHub's and Google's OAuth endpoints, which tests cannot reach.
@@ -39,6 +40,22 @@ export function routeUpstreams(origins: string[], base: string): () => void {
 interface Fake {
   base: string;
   close(): Promise<void>;
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling describe block: the fake started (its provider's
+ * origins routed to it) and stopped. The getter reads it inside hooks and tests.
+ */
+export function fakeProvider<T extends Fake & { unroute: () => void }>(start: () => Promise<T>): () => T {
+  let fake: T | undefined;
+  beforeAll(async () => {
+    fake = await start();
+  });
+  afterAll(async () => {
+    fake?.unroute();
+    await fake?.close();
+  });
+  return () => fake as T;
 }
 
 type Handler = (req: IncomingMessage, url: URL, body: string, host: string) => Promise<Answer> | Answer;
@@ -345,6 +362,8 @@ export interface GoogleFake extends Fake, Client {
   setUser(user: GoogleUser): void;
   denyNext(): void;
   calls: string[];
+  /** An ID token Google would issue this client for `user` (signed with the key its key set serves). */
+  idTokenFor(user: GoogleUser): string;
 }
 
 const GOOGLE_ORIGINS = [
@@ -477,5 +496,6 @@ export async function startGoogleFake(redirectUri: string): Promise<GoogleFake &
     }
     return { status: 404, text: "Not Found" };
   });
-  return provider(fake, { ...client, redirectUri }, calls, approver, GOOGLE_ORIGINS);
+  const idTokenFor = (u: GoogleUser) => idToken(u, `ya29.${randomBytes(48).toString("base64url")}`);
+  return { ...provider(fake, { ...client, redirectUri }, calls, approver, GOOGLE_ORIGINS), idTokenFor };
 }

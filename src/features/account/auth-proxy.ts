@@ -14,12 +14,12 @@ const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
  * /api/auth; everything else better-auth would serve is a 404. `limit` marks the routes that
  * send or check a code, which spend the per-address and per-IP sign-in budgets.
  */
-const EXPOSED: { method: string; path: RegExp; limit?: SignInAction; callback?: true }[] = [
+const EXPOSED: { method: string; path: RegExp; limit?: SignInAction; callback?: true; social?: true }[] = [
   { method: "POST", path: /^\/email-otp\/send-verification-otp$/, limit: "send" },
   { method: "POST", path: /^\/sign-in\/email-otp$/, limit: "check" },
   { method: "GET", path: /^\/get-session$/ },
   { method: "POST", path: /^\/sign-out$/ },
-  { method: "POST", path: /^\/sign-in\/social$/ },
+  { method: "POST", path: /^\/sign-in\/social$/, social: true },
   { method: "POST", path: /^\/sign-in\/oauth2$/ },
   { method: "GET", path: /^\/callback\/[\w-]+$/, callback: true },
   { method: "GET", path: /^\/oauth2\/callback\/[\w-]+$/, callback: true },
@@ -37,6 +37,22 @@ function refuseUnsendable(address: string, type: unknown): void {
   }
 }
 
+/**
+ * better-auth's sign-in/social also takes an ID token alone (`idToken`, for native apps holding
+ * one from a provider's SDK) and signs its subject in: no browser-bound state, no nonce required,
+ * good for the token's lifetime. Almanac's sign-in with a provider is the browser round trip, and
+ * a token that leaked from anywhere must not open an account.
+ */
+async function refuseIdToken(req: Request): Promise<void> {
+  const body = (await req
+    .clone()
+    .json()
+    .catch(() => null)) as { idToken?: unknown } | null;
+  if (body?.idToken !== undefined) {
+    throw new ApiError("invalid_body", "Sign-in with an ID token is not offered: sign in through the provider's page.");
+  }
+}
+
 /** better-auth at /api/auth/*: only the EXPOSED routes, with the sign-in budgets and one error shape. */
 export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext): void {
   app.on(["GET", "POST"], "/api/auth/*", async (c) => {
@@ -46,6 +62,7 @@ export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext)
     if (!ctx.deps.mail && c.req.path === SEND_OTP_PATH) {
       throw new ApiError("unavailable", "Sign-in is unavailable: no mail lane is configured on this server.");
     }
+    if (route.social) await refuseIdToken(c.req.raw);
     let address = "";
     if (route.limit) {
       const body = (await c.req.raw
