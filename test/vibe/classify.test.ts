@@ -50,6 +50,27 @@ describe("POST /v1/vibe/classify: success", () => {
   });
 });
 
+describe("POST /v1/vibe/classify: what counts as a text", () => {
+  // The default model also flags it `no_letters` (readable.test.ts); this suite runs VADER.
+  it("non-empty means at least one character: a text of spaces is classified, neutral", async () => {
+    const res = await classify(h.t, [" ", "\u00a0"], bearer(key));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { results: Result[] };
+    expect(body.results.map((r) => r.label)).toEqual(["neutral", "neutral"]);
+  });
+
+  it("5,000 characters are code points: 5,000 emoji pass, 5,001 do not", async () => {
+    expect((await classify(h.t, ["😀".repeat(5000)], bearer(key))).status).toBe(200);
+    expect((await classify(h.t, ["😀".repeat(5001)], bearer(key))).status).toBe(400);
+  });
+
+  it("other fields beside texts are ignored", async () => {
+    const res = await classify(h.t, { texts: ["What a lovely day"], lang: "de" }, bearer(key));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { usage: object }).usage).toEqual({ texts: 1 });
+  });
+});
+
 describe("POST /v1/vibe/classify: the body is read as JSON whatever Content-Type says", () => {
   it.each([undefined, "text/plain", "application/json; charset=utf-8", "APPLICATION/JSON"])(
     "Content-Type %s → 200",
