@@ -20,7 +20,7 @@ import { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
 export type { AppDeps };
 
 // Optional adapters are imported only when the configuration selects them: a server on the
-// embedded defaults never loads ioredis, rate-limiter-flexible or nodemailer (start-up time and
+// embedded defaults never loads ioredis or nodemailer (start-up time and
 // memory; test/foundation/process.test.ts checks which packages a default start loads).
 
 /** Redis and the limiter on it, when REDIS_URL is set. */

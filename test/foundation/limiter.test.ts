@@ -3,7 +3,8 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import pino from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { RateLimiterRedis } from "rate-limiter-flexible";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { leaseSize, SqliteRateLimiter } from "../../src/adapters/limiter.js";
 import { MemoryRateLimiter } from "../../src/adapters/memory-limiter.js";
 import { PromMetrics as Metrics } from "../../src/adapters/metrics.js";
@@ -356,6 +357,73 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
     expect(results.filter((d) => d.allowed)).toHaveLength(10);
     expect((await metrics.render()).body).not.toMatch(/rate_limiter_fallback_total\{[^}]*\} [1-9]/);
   });
+
+  /** A ready client whose commands are recorded (by name) from now on. */
+  async function watchedClient() {
+    const c = createRedis(REDIS_URL as string, logger);
+    clients.push(c);
+    expect(await untilReady(c, 2000)).toBe(true);
+    const limiter = new RedisRateLimiter(c, new Metrics());
+    // The script is loaded into Redis first, so the spends below are one EVALSHA (no NOSCRIPT retry).
+    await limiter.consume(rule(1), "warm-up");
+    const sent = vi.spyOn(c, "sendCommand");
+    return { limiter, names: () => sent.mock.calls.map(([cmd]) => cmd.name) };
+  }
+
+  it("the spends asked for during one turn go to Redis as one command, each counted exactly and in order", async () => {
+    const { limiter, names } = await watchedClient();
+    const r = rule(15);
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(r, "burst")));
+    expect(names()).toEqual(["evalsha"]);
+    expect(decisions.map((d) => d.remaining)).toEqual([
+      14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0,
+    ]);
+    expect(decisions.map((d) => d.allowed)).toEqual([...Array(15).fill(true), ...Array(5).fill(false)]);
+    for (const d of decisions) expect(d.resetMs).toBeGreaterThan(55_000);
+    // The next turn's spend is a command of its own, on the same count.
+    expect((await limiter.consume(r, "burst")).allowed).toBe(false);
+    expect(names()).toEqual(["evalsha", "evalsha"]);
+  });
+
+  it("refunds and reads (0 points) of a turn ride in its command, in the order they were asked", async () => {
+    const { limiter, names } = await watchedClient();
+    const [r, other] = [rule(5), rule(10)];
+    const [first, second, , read, elsewhere, unseen] = await Promise.all([
+      limiter.consume(r, "k"),
+      limiter.consume(r, "k"),
+      limiter.refund(r, "k"),
+      limiter.consume(r, "k", 0),
+      limiter.consume(other, "k", 3),
+      limiter.consume(r, "never-spent", 0),
+    ]);
+    expect(names()).toEqual(["evalsha"]);
+    expect([first.remaining, second.remaining, read.remaining, elsewhere.remaining]).toEqual([4, 3, 4, 7]);
+    expect(unseen).toMatchObject({ allowed: true, remaining: 5, resetMs: 60_000 });
+    // A reset is its own command, after the turn's spends: the key starts afresh.
+    await Promise.all([limiter.consume(r, "k"), limiter.reset(r, "k")]);
+    expect((await limiter.consume(r, "k")).remaining).toBe(4);
+  });
+
+  it("counts on rate-limiter-flexible's keys with its step: an old instance and a new one share a window (rolling deploy)", async () => {
+    const { limiter } = await watchedClient();
+    const c = clients.at(-1) as Redis;
+    const r = rule(6);
+    const old = new RateLimiterRedis({
+      storeClient: c,
+      keyPrefix: `almanac:rl:${r.name}`,
+      points: r.points,
+      duration: r.durationSec,
+    });
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      seen.push((await limiter.consume(r, "ip")).remaining);
+      seen.push((await old.consume("ip")).remainingPoints);
+    }
+    expect(seen).toEqual([5, 4, 3, 2, 1, 0]);
+    expect(await limiter.consume(r, "ip")).toMatchObject({ allowed: false, remaining: 0 });
+    await expect(old.consume("ip")).rejects.toMatchObject({ consumedPoints: 8 });
+    expect(await c.pttl(`almanac:rl:${r.name}:ip`)).toBeGreaterThan(55_000);
+  });
 });
 
 describe.skipIf(!hasRedisServer)(
@@ -397,9 +465,13 @@ describe.skipIf(!hasRedisServer)(
 
       redisServer.pause();
       const started = Date.now();
-      const paused = await limiter.consume(r, "k2");
-      expect(paused.allowed).toBe(true);
+      // One turn's spends, one command: when it times out, each spend falls back on its own.
+      const paused = await Promise.all(Array.from({ length: 7 }, () => limiter.consume(r, "k2")));
+      expect(paused.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false]);
       expect(Date.now() - started).toBeLessThan(5000); // answered by the fallback, not stuck on Redis
+      expect((await metrics.render()).body).toMatch(
+        new RegExp(`rate_limiter_fallback_total\\{limiter="${r.name}"\\} 14`),
+      );
       redisServer.resume();
     }, 30_000);
   },
