@@ -187,6 +187,20 @@ for (const p of PROVIDERS) {
       expect(left.rows).toHaveLength(0);
     });
 
+    it("a callback after its state expired and was swept is refused on the account page", async () => {
+      as(11, `late-${p.id}@example.test`);
+      const agent = browser();
+      const callback = await toCallback(agent, `/account/sign-in-with/${p.id}`);
+      const state = `auth-state:${new URL(callback).searchParams.get("state")}`;
+      await sql`update auth_verification set "expiresAt" = ${new Date(Date.now() - 60_000).toISOString()}
+        where identifier = ${state}`.execute(acct.t.deps.database.db);
+      expect((await createAuthSweep(acct.t.deps).runOnce()).verifications).toBe(1);
+      const late = await land(agent, callback);
+      expect(late.url).toBe(`${PUBLIC_URL}/account?error=state_mismatch`);
+      expect(late.html).toContain(STALE);
+      expect(session(agent)).toBeUndefined();
+    });
+
     it("a callback made for another browser's sign-in signs this one in to nothing (state mismatch)", async () => {
       // Login CSRF: the attacker approves at the provider as themselves and hands the victim the callback.
       as(5, `attacker-${p.id}@example.test`);
