@@ -14,14 +14,20 @@ const WINDOW_SEC = 600;
 const KNOWN_TTL_MS = 60_000;
 const KNOWN_MAX = 10_000;
 
-/** Verdicts that say the token exists (whatever else they refuse): not a guess. */
-const EXISTS = new Set(["VALID", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED"]);
+/**
+ * Verdicts that say the token exists (whatever else they refuse): not a guess. A revoked or
+ * expired key is one too: a fleet still sending the key its owner just rolled (a leak) or let
+ * expire is told 401 each time, but spends no point, so its address is not locked out of the
+ * replacement (20 calls with the old key did that for 10 minutes).
+ */
+const EXISTS = new Set(["VALID", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED", "DISABLED", "EXPIRED"]);
 
 const isRejectedKey = (c: Context<AppEnv>) =>
   c.error instanceof ApiError && c.error.code === "unauthorized" && c.error.reason === "INVALID";
 
 /**
- * Throttles key guessing: each answer 401 `INVALID` (a key was sent and rejected) costs the client
+ * Throttles key guessing: each answer 401 `INVALID` for a token that is no key (not a revoked or
+ * expired one) costs the client
  * IP one point of `limit` per 10 minutes; once they are spent, every request from that IP that
  * sends a bearer token not recognised in the last minute is refused with 429 before its key is
  * looked at (so a guesser costs neither the database nor Unkey). Requests without a well-formed token are not affected, and
@@ -102,14 +108,19 @@ export class InvalidKeyThrottle {
           land();
           throw err;
         });
-        if (d.allowed) return this.verifyReserved(c, next, ip, land);
+        if (d.allowed) return this.verifyReserved(c, next, ip, hash, land);
         land();
         if (!(await this.settled(ip))) throw this.refused(d);
       }
 
       await next();
-      if (isRejectedKey(c)) await this.limiter.consume(this.rule, ip, 1);
+      if (this.guessed(c, hash)) await this.limiter.consume(this.rule, ip, 1);
     }, contract);
+  }
+
+  /** The request was answered 401 `INVALID` for a token that is no key at all (not revoked, not expired). */
+  private guessed(c: Context<AppEnv>, hash: string): boolean {
+    return isRejectedKey(c) && !this.known.has(hash);
   }
 
   /** Marks the first verification of a token as under way; the function returned ends it. */
@@ -128,14 +139,20 @@ export class InvalidKeyThrottle {
   }
 
   /** Runs the request on a reserved point: kept when the key is rejected, refunded otherwise. */
-  private async verifyReserved(c: Context<AppEnv>, next: () => Promise<void>, ip: string, land: () => void) {
+  private async verifyReserved(
+    c: Context<AppEnv>,
+    next: () => Promise<void>,
+    ip: string,
+    hash: string,
+    land: () => void,
+  ) {
     const slot = this.reserved.get(ip) ?? { count: 0, waiters: [] };
     slot.count++;
     this.reserved.set(ip, slot);
     try {
       await next();
       // A refund that fails leaves the point spent: the safe side, and never this request's error.
-      if (!isRejectedKey(c)) await this.limiter.refund(this.rule, ip, 1).catch(() => {});
+      if (!this.guessed(c, hash)) await this.limiter.refund(this.rule, ip, 1).catch(() => {});
     } finally {
       land();
       slot.count--;
