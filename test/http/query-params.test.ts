@@ -105,3 +105,19 @@ describe("a date-time offset sent with a bare +", () => {
     expect((await t.app.request("/v1/moon?date=2024-01-25T12:00:00%2B05:00")).status).toBe(200);
   });
 });
+
+describe("fieldErrors say each problem once", () => {
+  const CODE = "must be a two-letter country code (e.g. DE, EL, XI) or a VAT number (e.g. DE136695976)";
+  it.each([
+    ["/v1/vat?code=D", "code", CODE],
+    [`/v1/vat?code=${"D".repeat(30)}`, "code", "must be at most 24 characters"],
+    ["/v1/vat?code=DE&date=2024-1-1", "date", "must be a calendar date YYYY-MM-DD"],
+    ["/v1/vat?code=DE&date=", "date", "must be a calendar date YYYY-MM-DD"],
+    ["/v1/vat?code=DE&date=2024-02-30", "date", "must be a real calendar date YYYY-MM-DD"],
+    ["/v1/holidays/working-days?country=GB&date=", "date", "must be a date YYYY-MM-DD between 1900 and 2199"],
+  ])("%s → %s: [%s]", async (path, name, message) => {
+    const error = await invalid(path);
+    expect(error.message).toBe(`query parameter "${name}" is invalid: ${message}`);
+    expect(error.details.fieldErrors).toEqual({ [name]: [message] });
+  });
+});

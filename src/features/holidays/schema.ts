@@ -77,13 +77,16 @@ export const HolidaysQuery = z.object({
   types,
 });
 
+const WORKING_DATE_INVALID = "must be a date YYYY-MM-DD between 1900 and 2199";
+
 export const WorkingDaysQuery = z.object({
   country,
   region,
   date: z
     .string()
-    .max(10, "must be a date YYYY-MM-DD between 1900 and 2199")
-    .regex(/^(?:19|2[01])\d{2}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD between 1900 and 2199")
+    // Each failing check stops the next (`abort`): one problem, said once in fieldErrors.
+    .max(10, { error: WORKING_DATE_INVALID, abort: true })
+    .regex(/^(?:19|2[01])\d{2}-\d{2}-\d{2}$/, { error: WORKING_DATE_INVALID, abort: true })
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s) && s >= "1900" && s < "2200";

@@ -4,13 +4,17 @@ import { CODE_PATTERN } from "./vat-number.js";
 
 const Source = z.object({ name: z.string(), url: z.string() });
 
+const CODE_INVALID = "must be a two-letter country code (e.g. DE, EL, XI) or a VAT number (e.g. DE136695976)";
+const DATE_INVALID = "must be a calendar date YYYY-MM-DD";
+
+// Each check that fails stops the ones after it (`abort`): one problem, said once in fieldErrors.
 export const VatQuery = z.object({
   code: z
     .string()
     .trim()
-    .min(2, "must be a two-letter country code or a VAT number")
-    .max(24, "must be at most 24 characters")
-    .regex(CODE_PATTERN, "must be a two-letter country code (e.g. DE, EL, XI) or a VAT number (e.g. DE136695976)")
+    .min(2, { error: CODE_INVALID, abort: true })
+    .max(24, { error: "must be at most 24 characters", abort: true })
+    .regex(CODE_PATTERN, CODE_INVALID)
     .openapi({
       param: {
         description:
@@ -21,8 +25,8 @@ export const VatQuery = z.object({
     }),
   date: z
     .string()
-    .max(10, "must be a calendar date YYYY-MM-DD")
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a calendar date YYYY-MM-DD")
+    .max(10, { error: DATE_INVALID, abort: true })
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: DATE_INVALID, abort: true })
     .refine((v) => DateTime.fromISO(v, { zone: "UTC" }).isValid, "must be a real calendar date YYYY-MM-DD")
     .optional()
     .openapi({
