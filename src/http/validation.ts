@@ -73,7 +73,8 @@ export const VALIDATION_CONTRACT: Contract = {
  * middleware instead of @hono/zod-validator's, which is async at every step (`safeParseAsync`,
  * an awaited hook, an awaited `next`): the same value (Hono's `c.req.queries()`, one string per
  * name unless repeated), the same schema, the same 400 (`validationError`, as the app's
- * `defaultHook` throws it), and the same document (registered as `app.openapi` would). Call once,
+ * `defaultHook` throws it, but a required parameter sent blank is answered as missing: `queryError`),
+ * and the same document (registered as `app.openapi` would). Call once,
  * before the routes register; a route with a hook of its own or other inputs is left as it was.
  */
 export function checkQueriesInline(app: OpenAPIHono<AppEnv>): void {
