@@ -161,6 +161,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("contact_messages").addColumn("client_key", "text").execute();
     },
   },
+  // billing: when Stripe made the purchase in force (its event's `created`), so that an older
+  // purchase delivered late (Stripe retries for days, in any order) does not replace it.
+  "027_plan_purchased_at": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("account_plans").addColumn("purchased_at", "text").execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -85,6 +85,8 @@ export interface DB {
     /** The Checkout session or operator note behind the grant. */
     reference: string | null;
     updated_at: string;
+    /** When Stripe made the latest purchase applied (its event's `created`, ISO); null: none yet. */
+    purchased_at: string | null;
   };
   /** One row per account that created a key: the row the key-cap transaction locks. */
   key_owners: {

@@ -14,15 +14,24 @@ export class FakeStripe {
     readonly secret = `whsec_${randomBytes(16).toString("hex")}`,
   ) {}
 
-  checkoutCompleted(session: { email?: string; clientReferenceId?: string; plan?: string; paymentStatus?: string }): {
+  checkoutCompleted(session: {
+    email?: string;
+    clientReferenceId?: string;
+    plan?: string;
+    paymentStatus?: string;
+    /** When Stripe made the event (Unix seconds; default: now). */
+    created?: number;
+  }): {
     id: string;
     type: string;
+    created: number;
     data: { object: Record<string, unknown> };
   } {
     const id = `cs_test_${randomBytes(12).toString("hex")}`;
     return {
       id: `evt_${randomBytes(12).toString("hex")}`,
       type: "checkout.session.completed",
+      created: session.created ?? Math.floor(Date.now() / 1000),
       data: {
         object: {
           id,

@@ -30,6 +30,12 @@ const StripeEvent = z
   .object({
     id: z.string().max(255).openapi({ example: "evt_1QxYz2AbCdEfGhIj" }),
     type: z.string().max(255).openapi({ example: "checkout.session.completed" }),
+    created: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .openapi({ description: "When Stripe made the event (Unix seconds).", example: 1732530000 }),
     data: z.object({
       object: z.record(z.string(), z.unknown()).openapi({ description: "A Checkout Session for the event applied." }),
     }),
@@ -159,13 +165,16 @@ export function registerBillingWebhook(
     if (!(await deps.accountKeys.plans.firstDelivery(event.id, event.type))) {
       return c.json({ received: true, applied: false, ignored: "event already applied" }, 200);
     }
-    let granted: Awaited<ReturnType<typeof deps.accountKeys.grant>>;
+    // Stripe delivers in any order and retries for days: a purchase older than the one in force is late.
+    const purchasedAt = event.created ? new Date(event.created * 1000).toISOString() : undefined;
+    let granted: Awaited<ReturnType<typeof deps.accountKeys.purchase>>;
     try {
-      granted = await deps.accountKeys.grant(email, plan, "stripe", s.id);
+      granted = await deps.accountKeys.purchase(email, plan, s.id, purchasedAt);
     } catch (err) {
       await deps.accountKeys.plans.forgetDelivery(event.id).catch(() => undefined);
       throw err;
     }
+    if (!granted) return c.json({ received: true, applied: false, ignored: "a later purchase is in force" }, 200);
     deps.logger.info(
       { email, plan, session: s.id, revokedKeys: granted.revokedKeys.map((k) => k.id) },
       `plan granted by purchase: ${granted.message}`,

@@ -228,8 +228,23 @@ export class AccountKeys {
    * with its roll's pair).
    */
   async grant(email: string, plan: PlanName, source: string, reference: string | null = null) {
+    const granted = await this.apply(email, plan, source, reference);
+    if (!granted) throw new Error("an operator's grant always applies");
+    return granted;
+  }
+
+  /**
+   * A purchase made at `purchasedAt` (Stripe's event time), applied as `grant` unless a later
+   * purchase is in force (Stripe delivers in any order and retries for days): then null, nothing changed.
+   */
+  purchase(email: string, plan: PlanName, session: string, purchasedAt: string | undefined) {
+    return this.apply(email, plan, "stripe", session, purchasedAt);
+  }
+
+  private async apply(email: string, plan: PlanName, source: string, reference: string | null, purchasedAt?: string) {
     const previous = await this.plans.planFor(email);
-    const grant = await this.plans.grant(email, plan, source, reference);
+    const grant = await this.plans.grant(email, plan, source, reference, purchasedAt);
+    if (!grant) return null;
     const ownerId = await this.plans.userIdFor(email);
     const downgrade = PLAN_NAMES.indexOf(plan) < PLAN_NAMES.indexOf(previous);
     let usesLeft: number | null = PLANS[plan].quota;

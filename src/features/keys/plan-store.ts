@@ -27,19 +27,45 @@ export class PlanStore {
     return isPlanName(row?.plan) ? row.plan : DEFAULT_PLAN;
   }
 
-  async grant(email: string, plan: PlanName, source: string, reference: string | null = null): Promise<PlanGrant> {
+  /**
+   * Puts `email` on `plan`. A purchase (`purchasedAt`: when Stripe made it) is applied only if no
+   * later purchase is in force (one conditional upsert, so concurrent deliveries cannot both win);
+   * null when a later one is. An operator's grant always applies and leaves that time as it is.
+   */
+  async grant(
+    email: string,
+    plan: PlanName,
+    source: string,
+    reference: string | null = null,
+    purchasedAt?: string,
+  ): Promise<PlanGrant | null> {
     const row = {
       email: email.toLowerCase(),
       plan,
       source,
       reference,
       updated_at: this.now().toISOString(),
+      purchased_at: purchasedAt ?? null,
     };
-    await this.db
+    const res = await this.db
       .insertInto("account_plans")
       .values(row)
-      .onConflict((oc) => oc.column("email").doUpdateSet({ plan, source, reference, updated_at: row.updated_at }))
-      .execute();
+      .onConflict((oc) => {
+        const update = oc.column("email").doUpdateSet({
+          plan,
+          source,
+          reference,
+          updated_at: row.updated_at,
+          ...(purchasedAt !== undefined && { purchased_at: purchasedAt }),
+        });
+        return purchasedAt === undefined
+          ? update
+          : update.where(
+              sql<boolean>`account_plans.purchased_at is null or account_plans.purchased_at <= ${purchasedAt}`,
+            );
+      })
+      .executeTakeFirst();
+    if (Number(res.numInsertedOrUpdatedRows ?? 0n) === 0) return null;
     return { email: row.email, plan, source, reference, updatedAt: row.updated_at };
   }
 
