@@ -166,6 +166,25 @@ describe("HTTP core, over a real socket", () => {
     );
   });
 
+  // Node's parser counts the request line with the headers (16 KiB): a very long query string is
+  // refused the same way as a very long header, 431 in the error shape (README "Every response").
+  it.each([
+    ["a query string of 20,000 characters", `GET /v1/moon?x=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ["a header of 20,000 characters", `GET /v1/moon HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`],
+  ])("%s → 431 headers_too_large in the error shape, connection closed", async (_name, request) => {
+    const error = expectShaped(await rawRequest(port(), [request]), 431);
+    expect(error).toEqual(
+      expect.objectContaining({ code: "headers_too_large", message: "Request headers are too large." }),
+    );
+  });
+
+  it("a query string of 8,000 characters is served", async () => {
+    const res = await rawRequest(port(), [
+      `GET /v1/moon?date=2024-01-25&x=${"a".repeat(8000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    ]);
+    expect(res.status).toBe(200);
+  });
+
   it("CONNECT → 400 in the error shape before the connection closes", async () => {
     const res = await rawRequest(port(), ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"]);
     expect(expectShaped(res, 400).code).toBe("invalid_body");
