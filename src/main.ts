@@ -4,8 +4,10 @@ import { createLogger } from "./adapters/logger.js";
 import { createApp } from "./app.js";
 import { runPrimary } from "./cluster.js";
 import type { Config } from "./config.js";
+import { ExpiredRowsSweep } from "./db/expired-rows.js";
+import { IDEMPOTENCY_EXPIRY } from "./db/idempotency.js";
 import { buildDeps, closeDeps } from "./deps.js";
-import { createAuthSweep } from "./features/account/index.js";
+import { AUTH_EXPIRIES } from "./features/account/index.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
 import { createExpiryReminders } from "./features/keys/index.js";
 import { startServer } from "./server.js";
@@ -25,8 +27,8 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   outbox.start();
   const reminders = createExpiryReminders(deps);
   reminders.start();
-  const authSweep = createAuthSweep(deps);
-  authSweep.start();
+  const sweep = new ExpiredRowsSweep(deps.database, deps.logger, deps.now, [...AUTH_EXPIRIES, IDEMPOTENCY_EXPIRY]);
+  sweep.start();
   logger.info(
     {
       port: running.port,
@@ -45,7 +47,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     await running.close();
     await outbox.stop();
     await reminders.stop();
-    await authSweep.stop();
+    await sweep.stop();
     await closeDeps(deps);
     logger.info("stopped");
     logger.flush?.();

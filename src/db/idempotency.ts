@@ -1,11 +1,22 @@
 import { randomBytes } from "node:crypto";
 import type { Compilable, ExpressionBuilder, Kysely, QueryResult } from "kysely";
 import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../ports/idempotency.js";
+import type { Expiry } from "./expired-rows.js";
 import { preparedStatement } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 
 /** How long a completed `Idempotency-Key` answer is kept: the key is free again after it. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * Claims older than that are as if they were not there (`claim` deletes one it meets); the
+ * expired-rows sweep deletes the rest, which would otherwise stay forever (a key never sent again).
+ */
+export const IDEMPOTENCY_EXPIRY: Expiry = {
+  name: "idempotency",
+  table: "idempotency",
+  column: "created_at",
+  keepMs: IDEMPOTENCY_TTL_MS,
+};
 /** Rounds of "insert lost, but the row vanished before it was read" before giving up (never seen twice). */
 const MAX_ROUNDS = 5;
 

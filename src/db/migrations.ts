@@ -168,6 +168,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("account_plans").addColumn("purchased_at", "text").execute();
     },
   },
+  // The expired-rows sweep (db/expired-rows.ts) deletes claims by age: without an index each pass
+  // would read the whole table.
+  "028_idempotency_created_at": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex("idempotency_created_at").on("idempotency").column("created_at").execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

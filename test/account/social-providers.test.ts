@@ -1,6 +1,5 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { createAuthSweep } from "../../src/features/account/sweep.js";
 import type { FormAgent } from "../support/form-agent.js";
 import {
   fakeProvider,
@@ -9,7 +8,7 @@ import {
   startGitHubFake,
   startGoogleFake,
 } from "../support/oauth-upstreams.js";
-import { accountApp, accountPage, clientPerTest } from "./support.js";
+import { accountApp, accountPage, authSweep, clientPerTest } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 const STALE = "answer had expired, was already used, or belongs to another browser: nothing changed. Start again.";
@@ -83,7 +82,7 @@ for (const p of PROVIDERS) {
   describe(`${p.name} through a local fake of its OAuth endpoints`, () => {
     const fake = fakeProvider(p.start);
     const acct = accountApp(PUBLIC_URL, { env: () => p.env(fake()) });
-    const { request, browser, signIn: signedIn } = clientPerTest(acct, PUBLIC_URL, "198.51.100");
+    const { browser, signIn: signedIn } = clientPerTest(acct, PUBLIC_URL, "198.51.100");
     const as = (key: number, email: string | null, verified = true) => p.as(fake(), key, email, verified);
 
     /** Starts at `path` (sign-in-with or link) and walks to the provider and back, stopping before the app's callback. */
@@ -177,7 +176,7 @@ for (const p of PROVIDERS) {
       const agent = browser();
       const callback = await toCallback(agent, `/account/sign-in-with/${p.id}`);
       const state = new URL(callback).searchParams.get("state");
-      const sweeps = Promise.all([createAuthSweep(acct.t.deps).runOnce(), createAuthSweep(acct.t.deps).runOnce()]);
+      const sweeps = Promise.all([authSweep(acct.t.deps).runOnce(), authSweep(acct.t.deps).runOnce()]);
       const done = await land(agent, callback);
       await sweeps;
       expect(done.html).toContain(`swept-${p.id}@example.test`);
@@ -194,7 +193,7 @@ for (const p of PROVIDERS) {
       const state = `auth-state:${new URL(callback).searchParams.get("state")}`;
       await sql`update auth_verification set "expiresAt" = ${new Date(Date.now() - 60_000).toISOString()}
         where identifier = ${state}`.execute(acct.t.deps.database.db);
-      expect((await createAuthSweep(acct.t.deps).runOnce()).verifications).toBe(1);
+      expect((await authSweep(acct.t.deps).runOnce()).verifications).toBe(1);
       const late = await land(agent, callback);
       expect(late.url).toBe(`${PUBLIC_URL}/account?error=state_mismatch`);
       expect(late.html).toContain(STALE);

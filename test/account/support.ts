@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, beforeEach, expect } from "vitest";
+import { ExpiredRowsSweep } from "../../src/db/expired-rows.js";
+import type { AppDeps } from "../../src/deps.js";
+import { AUTH_EXPIRIES } from "../../src/features/account/sweep.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { freshPostgresUrl, REDIS_URL, tempDir } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
@@ -7,6 +10,9 @@ import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js"
 type AppLike = ConstructorParameters<typeof FormAgent>[0];
 
 /** The six-digit code in the newest sign-in mail to `email`. */
+/** The expired-rows sweep over better-auth's tables alone (main.ts runs one over every table). */
+export const authSweep = (deps: AppDeps) => new ExpiredRowsSweep(deps.database, deps.logger, deps.now, AUTH_EXPIRIES);
+
 export async function codeFor(smtp: SmtpTestServer, email: string, after = 0): Promise<string> {
   const mail = await smtp.waitForMessage(
     (m) => m.to.includes(email) && m.subject.includes("sign-in code") && smtp.messages.indexOf(m) >= after,

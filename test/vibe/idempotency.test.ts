@@ -1,8 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ExpiredRowsSweep } from "../../src/db/expired-rows.js";
+import { IDEMPOTENCY_EXPIRY, IDEMPOTENCY_TTL_MS } from "../../src/db/idempotency.js";
 import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { errorOf, type TestApp, type TestServer, testApp, testServer, withTwoInstances } from "../helpers/app.js";
-import { DATABASE_URL, skipReason } from "../helpers/env.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
 import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
 
 const COPIES = 30;
@@ -224,6 +226,36 @@ describe("a failed or cut job releases its key and gives its use back", () => {
       expect(usage).toMatchObject({ remaining_uses: USES, requests: { last_24h: 0 } });
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe("claims older than 24 h are swept (the expired-rows sweep main.ts runs)", () => {
+  it.each([false, true])("PostgreSQL: %s — old claims go, live ones stay and still replay", async (pg) => {
+    if (pg && !DATABASE_URL) return;
+    const schema = pg ? await freshPostgresUrl() : undefined;
+    const t = await testApp(schema ? { DATABASE_URL: schema.url } : {});
+    try {
+      const db = t.deps.database.db;
+      const { key, id } = await newKey(t);
+      const call = (k: string) => classify(t, ["a good day"], { ...bearer(key), "Idempotency-Key": k });
+      expect((await call("old")).status).toBe(200);
+      expect((await call("live")).status).toBe(200);
+      const dayAndAMinute = new Date(Date.now() - IDEMPOTENCY_TTL_MS - 60_000).toISOString();
+      await db.updateTable("idempotency").set({ created_at: dayAndAMinute }).where("key", "=", "old").execute();
+      const sweep = new ExpiredRowsSweep(t.deps.database, t.deps.logger, t.deps.now, [IDEMPOTENCY_EXPIRY]);
+
+      expect(await sweep.runOnce()).toEqual({ idempotency: 1 });
+      expect(await sweep.runOnce()).toEqual({ idempotency: 0 });
+      const left = await db.selectFrom("idempotency").select("key").execute();
+      expect(left.map((r) => r.key)).toEqual(["live"]);
+      expect(replayed(await call("live"))).toBe(true);
+      const again = await call("old");
+      expect([again.status, replayed(again)]).toEqual([200, false]); // a new call, charged
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 3);
+    } finally {
+      await t.close();
+      await schema?.drop();
     }
   });
 });

@@ -161,7 +161,7 @@ export function authOptions(deps: AuthDeps) {
         allowUnlinkingAll: true,
       },
     },
-    // Expired states and codes are deleted by the periodic sweep (sweep.ts), not by the next
+    // Expired states and codes are deleted by the expired-rows sweep (sweep.ts), not by the next
     // OAuth callback's request.
     verification: { modelName: "auth_verification", disableCleanup: true },
     // Sign-up with an identity provider (issue 23.3) only for an address the provider has verified

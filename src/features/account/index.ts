@@ -3,5 +3,5 @@ export { accountIdByEmail } from "../shared/accounts.js";
 export { htmlErrors, pageHeaders } from "./http.js";
 export { Layout } from "./layout.jsx";
 export { registerAccount } from "./route.js";
-export { createAuthSweep } from "./sweep.js";
+export { AUTH_EXPIRIES } from "./sweep.js";
 export { ErrorPage } from "./views.jsx";
