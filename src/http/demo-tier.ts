@@ -111,7 +111,7 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
         if (key) {
           await next();
           // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
-          if (c.res.status >= 400) await opts.keys.credit(key.keyId, 1).catch(() => undefined);
+          if (c.res.status >= 400) await opts.keys.credit(key.keyId, 1, key).catch(() => undefined);
           return;
         }
       }

@@ -36,6 +36,8 @@ export interface AuthenticatedKey {
   keyId: string;
   ownerId: string | null;
   remaining: number | null;
+  /** The hour a charged call was counted in: its refund takes it out of that hour (`KeyStore.credit`). */
+  countedIn?: string;
 }
 
 /**
@@ -51,7 +53,12 @@ export function acceptVerification(v: KeyVerification, permission?: string): Aut
   }
   switch (v.code) {
     case "VALID":
-      return { keyId: v.keyId ?? "unknown", ownerId: v.ownerId ?? null, remaining: v.remaining ?? null };
+      return {
+        keyId: v.keyId ?? "unknown",
+        ownerId: v.ownerId ?? null,
+        remaining: v.remaining ?? null,
+        ...(v.countedIn !== undefined && { countedIn: v.countedIn }),
+      };
     case "NOT_FOUND":
     case "EXPIRED":
     case "DISABLED":

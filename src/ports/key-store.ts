@@ -31,6 +31,8 @@ export type KeyVerification =
       code: KeyVerdict;
       keyId?: string;
       ownerId?: string | null;
+      /** The UTC hour (`2026-11-22T23`) a charged call was counted in, for its refund (`credit`). */
+      countedIn?: string;
       /** Uses left after this one; null = unlimited. */
       remaining?: number | null;
       ratelimit?: KeyRateLimitState;
@@ -145,6 +147,13 @@ export interface KeyStore {
   /**
    * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
    * without a usage limit; false when there is no such key. Throws when the store cannot answer.
+   * `refund.countedIn`: the hour the refunded call was counted in (the counting layer takes it out there).
    */
-  credit(id: string, uses: number): Promise<boolean>;
+  credit(id: string, uses: number, refund?: Refund): Promise<boolean>;
+}
+
+/** What a refund gives back: the call it takes out of the counts, from the hour it was counted in. */
+export interface Refund {
+  /** The verification's `countedIn`; unset: the current hour. */
+  countedIn?: string;
 }

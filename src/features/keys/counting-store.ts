@@ -1,4 +1,4 @@
-import type { KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
+import type { KeyStore, KeyVerification, Refund, VerifyOptions } from "../../ports/key-store.js";
 import type { UsageCounter } from "./usage.js";
 
 /**
@@ -15,8 +15,11 @@ export class CountingKeyStore implements KeyStore {
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     const v = await this.inner.verify(key, permission, opts);
-    if (v.kind === "verdict" && v.keyId && (opts.cost ?? 1) > 0)
-      this.usage.record(v.keyId, v.code === "VALID" ? "allowed" : "refused");
+    if (v.kind === "verdict" && v.keyId && (opts.cost ?? 1) > 0) {
+      const countedIn = this.usage.hour();
+      this.usage.record(v.keyId, v.code === "VALID" ? "allowed" : "refused", 1, countedIn);
+      if (v.code === "VALID") return { ...v, countedIn };
+    }
     return v;
   }
 
@@ -26,10 +29,10 @@ export class CountingKeyStore implements KeyStore {
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
   update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
 
-  /** A refund: the call was counted as charged, and is not any more. */
-  async credit(id: string, uses: number): Promise<boolean> {
+  /** A refund: the call was counted as charged (in the hour `refund.countedIn`), and is not any more. */
+  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const found = await this.inner.credit(id, uses);
-    if (found) this.usage.record(id, "refunded", uses);
+    if (found) this.usage.record(id, "refunded", uses, refund.countedIn);
     return found;
   }
 }

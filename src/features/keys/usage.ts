@@ -43,12 +43,18 @@ export class UsageCounter {
     return this.opts.now?.() ?? new Date();
   }
 
+  /** The UTC hour a call is counted in now (a refund names the hour of its call: `record`'s `hour`). */
+  hour(): string {
+    return hourOf(this.now());
+  }
+
   /**
    * Counts `n` calls of the key: charged (allowed), or refused by the key store; `refunded` takes
-   * back charged calls whose use was given back (their job failed), so they are not counted as charged.
+   * back charged calls whose use was given back (their job failed), so they are not counted as
+   * charged — from `hour`, the hour they were counted in (a job may end in the next hour).
    */
-  record(keyId: string, outcome: "allowed" | "refused" | "refunded" = "allowed", n = 1): void {
-    const slot = `${keyId}\u0000${hourOf(this.now())}`;
+  record(keyId: string, outcome: "allowed" | "refused" | "refunded" = "allowed", n = 1, hour = this.hour()): void {
+    const slot = `${keyId}\u0000${hour}`;
     const tally = this.pending.get(slot) ?? { allowed: 0, refused: 0 };
     if (outcome === "refunded") tally.allowed -= n;
     else tally[outcome] += n;
