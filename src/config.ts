@@ -23,6 +23,9 @@ const EnvSchema = z.object({
   DATABASE_ACQUIRE_TIMEOUT_MS: optional(int(100, 600_000)).default(10_000),
   DATABASE_TIMEOUT_MS: optional(int(100, 60_000)).default(1500),
   REDIS_URL: optional(url(["redis", "rediss"])),
+  REDIS_KEY_PREFIX: optional(z.string().regex(/^[!-~]{1,64}$/, "must be 1 to 64 visible ASCII characters")).default(
+    "almanac:",
+  ),
   TRUST_PROXY: optional(int(0, 10)).default(0),
   FORWARDED_HEADER: optional(z.enum(["x-forwarded-for", "forwarded"])).default("x-forwarded-for"),
   CLIENT_IPV6_PREFIX: optional(int(48, 128)).default(64),

@@ -24,14 +24,14 @@ export type { AppDeps };
 // memory; test/foundation/process.test.ts checks which packages a default start loads).
 
 /** Redis and the limiter on it, when REDIS_URL is set. */
-async function redisAdapters(url: string, logger: Logger, metrics: PromMetrics) {
+async function redisAdapters(url: string, prefix: string, logger: Logger, metrics: PromMetrics) {
   const [{ createRedis, untilReady }, { RedisRateLimiter }] = await Promise.all([
     import("./adapters/redis.js"),
     import("./adapters/redis-limiter.js"),
   ]);
   const redis = createRedis(url, logger);
   await untilReady(redis, 1000);
-  return { redis, limiter: new RedisRateLimiter(redis, metrics) };
+  return { redis, limiter: new RedisRateLimiter(redis, metrics, `${prefix}rl:`) };
 }
 
 /** The SMTP mail lane, when MAIL_URL is set. */
@@ -53,7 +53,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared
   // by this machine's WEB_CONCURRENCY workers.
   const { redis, limiter } = config.REDIS_URL
-    ? await redisAdapters(config.REDIS_URL, logger, metrics)
+    ? await redisAdapters(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger, metrics)
     : { redis: undefined, limiter: new SqliteRateLimiter(config.DATA_DIR) };
   const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxBytes: config.UPSTREAM_MAX_BYTES, metrics };
   const usage = new UsageCounter(database.db, {
@@ -74,7 +74,10 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     redis,
     idempotency: new SqlIdempotencyStore(database.db),
     cache: redis
-      ? new RedisCache(redis, { onFallback: () => metrics.upstreamError("redis", "cache_fallback") })
+      ? new RedisCache(redis, {
+          prefix: `${config.REDIS_KEY_PREFIX}cache:`,
+          onFallback: () => metrics.upstreamError("redis", "cache_fallback"),
+        })
       : new MemoryCache(),
     postcodes: new PostcodesIoResolver({ ...upstream, baseUrl: config.POSTCODES_BASE_URL }),
     forecaster: new OpenMeteoForecaster({ ...upstream, baseUrl: config.OPEN_METEO_BASE_URL }),

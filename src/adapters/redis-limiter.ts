@@ -47,8 +47,8 @@ interface Step {
   resolve: (decision: LimitDecision) => void;
 }
 
-/** rate-limiter-flexible's key: its `keyPrefix` (`almanac:rl:<rule>`), a colon, the key. */
-const redisKey = (rule: LimitRule, key: string) => `almanac:rl:${rule.name}:${key}`;
+/** The default of `prefix`: REDIS_KEY_PREFIX's default and `rl:`. */
+export const LIMITER_PREFIX = "almanac:rl:";
 
 /**
  * Counters shared through Redis, on rate-limiter-flexible's keys and with its step, so instances
@@ -72,13 +72,22 @@ export class RedisRateLimiter implements RateLimiter {
   private pending: Step[] = [];
   private scheduled = false;
 
+  /**
+   * `prefix`: what every key starts with (REDIS_KEY_PREFIX and `rl:`). A key is then
+   * rate-limiter-flexible's: its `keyPrefix` (`<prefix><rule>`), a colon, the key.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly metrics: Metrics,
+    private readonly prefix = LIMITER_PREFIX,
   ) {
     redis.defineCommand(COMMAND, { lua: STEPS });
     const steps = (redis as unknown as Record<string, Steps>)[COMMAND] as Steps;
     this.steps = steps.bind(redis);
+  }
+
+  private redisKey(rule: LimitRule, key: string): string {
+    return `${this.prefix}${rule.name}:${key}`;
   }
 
   consume(rule: LimitRule, key: string, points = 1): Promise<LimitDecision> {
@@ -92,7 +101,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async reset(rule: LimitRule, key: string): Promise<void> {
     this.flush();
-    await Promise.all([this.redis.del(redisKey(rule, key)).catch(() => 0), this.local.reset(rule, key)]);
+    await Promise.all([this.redis.del(this.redisKey(rule, key)).catch(() => 0), this.local.reset(rule, key)]);
   }
 
   async ready(): Promise<boolean> {
@@ -134,7 +143,7 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       // As rate-limiter-flexible's `rejectIfRedisNotReady`: no command while the client is not ready.
       if (this.redis.status !== "ready") throw new Error("Redis connection is not ready");
-      const keys = batch.map((s) => redisKey(s.rule, s.key));
+      const keys = batch.map((s) => this.redisKey(s.rule, s.key));
       const args = batch.flatMap((s) => [String(s.points), String(Math.floor(s.rule.durationSec))]);
       out = await this.steps(batch.length, ...keys, ...args);
     } catch {

@@ -237,6 +237,27 @@ describe.skipIf(!REDIS_URL)(`demo tier shared through Redis ${skipReason({ redis
       expect(res.status).toBe(429);
       expect((await errorOf(res)).error.reason).toBe("DEMO_HOURLY_LIMIT");
     }
-    await a.deps.redis?.del(`almanac:rl:demo:${ip}`);
+    await a.deps.redis?.del(`${a.config.REDIS_KEY_PREFIX}rl:demo:${ip}`);
+  });
+});
+
+describe.skipIf(!REDIS_URL)(`REDIS_KEY_PREFIX on one Redis ${skipReason({ redis: true }) ?? ""}`, () => {
+  it("deployments with their own prefixes count apart; instances with one prefix count together", async () => {
+    const ip = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+    const prefix = (name: string) => `almanac:${name}-${randomInt(1e9)}:`;
+    const env = (p: string) => ({ REDIS_URL, TRUST_PROXY: "1", DEMO_HOURLY_LIMIT: "2", REDIS_KEY_PREFIX: p });
+    const [one, other] = [prefix("one"), prefix("other")];
+    const [a, b, c] = [await testApp(env(one)), await testApp(env(one)), await testApp(env(other))];
+    opened.push(a, b, c);
+    for (const t of [a, b, c]) {
+      const redis = t.deps.redis;
+      if (redis && redis.status !== "ready") await once(redis, "ready");
+    }
+    const status = async (t: TestApp) => (await t.app.request(PATH, { headers: { "x-forwarded-for": ip } })).status;
+    expect([await status(a), await status(b), await status(a)]).toEqual([200, 200, 429]);
+    expect([await status(c), await status(c), await status(c)]).toEqual([200, 200, 429]);
+    expect(await a.deps.redis?.get(`${one}rl:demo:${ip}`)).toBe("3");
+    expect(await a.deps.redis?.get(`${other}rl:demo:${ip}`)).toBe("3");
+    await a.deps.redis?.del(`${one}rl:demo:${ip}`, `${other}rl:demo:${ip}`);
   });
 });

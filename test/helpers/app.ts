@@ -5,7 +5,7 @@ import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
 import type { LimitRule, RateLimiter } from "../../src/ports/rate-limiter.js";
 import { type RunningServer, startServer } from "../../src/server.js";
-import { freshPostgresUrl, tempDir } from "./env.js";
+import { freshPostgresUrl, tempDir, withRedisNamespace } from "./env.js";
 import { expectErrorShape } from "./error-shape.js";
 
 export interface TestApp {
@@ -23,7 +23,7 @@ export async function testApp(
   env: Record<string, string | undefined> = {},
   patch: (deps: AppDeps) => Partial<AppDeps> = () => ({}),
 ): Promise<TestApp> {
-  const config = parseConfig({ DATA_DIR: tempDir(), LOG_LEVEL: "silent", ...env });
+  const config = parseConfig({ DATA_DIR: tempDir(), LOG_LEVEL: "silent", ...withRedisNamespace(env) });
   const logger = pino({ level: config.LOG_LEVEL });
   const built = await buildDeps(config, logger);
   const deps: AppDeps = { ...built, ...patch(built) };

@@ -4,10 +4,34 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { expect } from "vitest";
 
 /** Set by .ci/run (and by a developer who has the services); suites that need them skip otherwise. */
 export const DATABASE_URL = process.env.DATABASE_URL || undefined;
 export const REDIS_URL = process.env.REDIS_URL || undefined;
+
+const prefixes = new Map<string, string>();
+
+/**
+ * The running test file's own REDIS_KEY_PREFIX, so test files on one Redis never share a counter
+ * (one file's rejected keys once spent another's invalid-key budget, `almanac:rl:invalid-key:unknown`,
+ * for 10 minutes), while the instances one file starts share theirs, as the instances of one
+ * deployment do. By file, not by module: files share a module registry per worker
+ * (`isolate: false`). It starts with `almanac:`, so bench/services.ts's clean-up still finds it.
+ */
+export function redisKeyPrefix(): string {
+  const file = expect.getState().testPath ?? "";
+  let prefix = prefixes.get(file);
+  if (!prefix) {
+    prefix = `almanac:test-${randomBytes(4).toString("hex")}:`;
+    prefixes.set(file, prefix);
+  }
+  return prefix;
+}
+
+/** `env` with the test file's REDIS_KEY_PREFIX when it names a Redis and no prefix of its own. */
+export const withRedisNamespace = <T extends Record<string, string | undefined>>(env: T): T =>
+  env.REDIS_URL && !env.REDIS_KEY_PREFIX ? { ...env, REDIS_KEY_PREFIX: redisKeyPrefix() } : env;
 
 /** Whether `file args…` runs and exits 0 here (a binary a suite needs is installed). */
 export function canRun(file: string, args: string[]): boolean {

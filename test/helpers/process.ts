@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { CONFIG_KEYS } from "../../src/config.js";
+import { withRedisNamespace } from "./env.js";
 import { freePort } from "./redis-server.js";
 
 /**
@@ -10,7 +11,7 @@ import { freePort } from "./redis-server.js";
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const key of CONFIG_KEYS) delete base[key];
-  return { ...base, LOG_LEVEL: "warn", ...env };
+  return { ...base, LOG_LEVEL: "warn", ...withRedisNamespace(env) };
 }
 
 export interface ServerProcess {

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { skippedBecause, tempDir } from "../helpers/env.js";
+import { redisKeyPrefix, skippedBecause, tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
 import { hasRedisServer, PrivateRedis } from "../helpers/redis-server.js";
 import { type Answer, expectErrorShape, send } from "./support.js";
@@ -24,7 +24,7 @@ async function sharedCount(ip: string): Promise<number | null> {
   const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
-    const v = await client.get(`almanac:rl:demo:${ip}`);
+    const v = await client.get(`${redisKeyPrefix()}rl:demo:${ip}`);
     return v === null ? null : Number(v);
   } finally {
     client.disconnect();

@@ -3,6 +3,7 @@ import { request } from "node:http";
 import { Redis } from "ioredis";
 import type { CreatedKey } from "../../src/ports/key-store.js";
 import { runCli } from "../helpers/cli.js";
+import { redisKeyPrefix } from "../helpers/env.js";
 import type { ServerProcess } from "../helpers/process.js";
 
 export interface Answer {
@@ -62,11 +63,11 @@ export const uniqueLoopback = (): string => `127.${randomInt(1, 255)}.${randomIn
 /** A shared AUTH_SECRET (32+ characters), as every instance behind one load balancer needs. */
 export const authSecret = (): string => randomBytes(32).toString("base64url");
 
-/** The demo tier's Redis counter for `ip` (rate-limiter-flexible: `<keyPrefix>:<key>`). */
+/** The demo tier's Redis counter for `ip` (rate-limiter-flexible: `<keyPrefix>:<key>`), as this file's servers name it. */
 export async function clearDemoCounter(redisUrl: string, ip: string): Promise<void> {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
-  await redis.del(`almanac:rl:demo:${ip}`);
+  await redis.del(`${redisKeyPrefix()}rl:demo:${ip}`);
   await redis.quit();
 }
 
