@@ -175,6 +175,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("idempotency_created_at").on("idempotency").column("created_at").execute();
     },
   },
+  // keys: when a key's uses were last set, so a refund of a call charged before does not go on
+  // top of the new count.
+  "028_keys_uses_set_at": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("api_keys").addColumn("uses_set_at", "text").execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -50,6 +50,8 @@ export interface DB {
     quota_of: string | null;
     /** When this key was rolled (a key rolls once). */
     rolled_at: string | null;
+    /** When its uses were last set (`keys update --remaining`): calls charged before get no refund. */
+    uses_set_at: string | null;
   };
   /** Contact desk messages (features/contact): stored before the send, then marked. */
   contact_messages: {

@@ -38,6 +38,8 @@ export interface AuthenticatedKey {
   remaining: number | null;
   /** The hour a charged call was counted in: its refund takes it out of that hour (`KeyStore.credit`). */
   countedIn?: string;
+  /** When a charged call was charged: its refund gives nothing back to uses set since (`KeyStore.credit`). */
+  chargedAt?: string;
 }
 
 /**
@@ -58,6 +60,7 @@ export function acceptVerification(v: KeyVerification, permission?: string): Aut
         ownerId: v.ownerId ?? null,
         remaining: v.remaining ?? null,
         ...(v.countedIn !== undefined && { countedIn: v.countedIn }),
+        ...(v.chargedAt !== undefined && { chargedAt: v.chargedAt }),
       };
     case "NOT_FOUND":
     case "EXPIRED":

@@ -33,6 +33,8 @@ export type KeyVerification =
       ownerId?: string | null;
       /** The UTC hour (`2026-11-22T23`) a charged call was counted in, for its refund (`credit`). */
       countedIn?: string;
+      /** When a charged call was charged (ISO), for its refund (`credit`). */
+      chargedAt?: string;
       /** Uses left after this one; null = unlimited. */
       remaining?: number | null;
       ratelimit?: KeyRateLimitState;
@@ -156,4 +158,9 @@ export interface KeyStore {
 export interface Refund {
   /** The verification's `countedIn`; unset: the current hour. */
   countedIn?: string;
+  /**
+   * When the refunded call was charged (ISO; the verification's `chargedAt`): uses set since (an
+   * operator's `keys update --remaining`, a plan change) are the new count, and get nothing back.
+   */
+  chargedAt?: string;
 }

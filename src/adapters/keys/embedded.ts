@@ -12,6 +12,7 @@ import type {
   KeyStore,
   KeyUpdate,
   KeyVerification,
+  Refund,
   RollOptions,
   VerifyOptions,
 } from "../../ports/key-store.js";
@@ -220,14 +221,19 @@ export class EmbeddedKeyStore implements KeyStore {
     return { ...base, code: "VALID", ratelimit };
   }
 
-  /** Gives back uses to the key that holds them (a no-op for a key without a count). */
-  private async giveBack(holder: string, uses: number): Promise<void> {
-    await this.db
+  /**
+   * Gives back uses to the key that holds them (a no-op for a key without a count, or for a call
+   * charged at `chargedAt` before its uses were last set: they are the new count).
+   */
+  private async giveBack(holder: string, uses: number, chargedAt?: string): Promise<void> {
+    let q = this.db
       .updateTable("api_keys")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
       .where("id", "=", holder)
-      .where("remaining", "is not", null)
-      .execute();
+      .where("remaining", "is not", null);
+    if (chargedAt !== undefined)
+      q = q.where((eb) => eb.or([eb("uses_set_at", "is", null), eb("uses_set_at", "<=", chargedAt)]));
+    await q.execute();
   }
 
   private async touch(row: { id: string }, nowIso: string): Promise<void> {
@@ -263,6 +269,7 @@ export class EmbeddedKeyStore implements KeyStore {
       replaces: roll?.replaces ?? null,
       quota_of: roll?.quotaOf ?? null,
       rolled_at: null,
+      uses_set_at: null,
     };
     await db.insertInto("api_keys").values(row).execute();
     const stored = await keysOf(db).where("k.id", "=", row.id).executeTakeFirstOrThrow();
@@ -340,7 +347,7 @@ export class EmbeddedKeyStore implements KeyStore {
       };
       if (Object.keys(own).length > 0) await trx.updateTable("api_keys").set(own).where("id", "=", id).execute();
       const shared = {
-        ...(patch.remaining !== undefined && { remaining: patch.remaining }),
+        ...(patch.remaining !== undefined && { remaining: patch.remaining, uses_set_at: this.now().toISOString() }),
         ...(patch.ratelimit !== undefined && {
           ratelimit_limit: patch.ratelimit?.limit ?? null,
           ratelimit_duration_sec: patch.ratelimit?.durationSec ?? null,
@@ -359,10 +366,10 @@ export class EmbeddedKeyStore implements KeyStore {
   }
 
   /** Gives back uses to the key that holds them (the first key of its rolls). */
-  async credit(id: string, uses: number): Promise<boolean> {
+  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const row = await this.find(id);
     if (!row) return false;
-    await this.giveBack(row.quota_of ?? row.id, uses);
+    await this.giveBack(row.quota_of ?? row.id, uses, refund.chargedAt);
     return true;
   }
 

@@ -67,14 +67,18 @@ export class AccountQuotas {
     return row?.remaining === null || row === undefined ? undefined : Number(row.remaining);
   }
 
-  /** Gives back uses (a refund); nothing for an unlimited account. */
-  async credit(ownerId: string, uses: number): Promise<void> {
-    await this.db
+  /**
+   * Gives back uses (a refund); nothing for an unlimited account, nor for a call charged
+   * (`chargedAt`) before the account's uses were last set (a plan change: they are the new count).
+   */
+  async credit(ownerId: string, uses: number, chargedAt?: string): Promise<void> {
+    let q = this.db
       .updateTable("account_quotas")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
       .where("owner_id", "=", ownerId)
-      .where("remaining", "is not", null)
-      .execute();
+      .where("remaining", "is not", null);
+    if (chargedAt !== undefined) q = q.where("updated_at", "<=", chargedAt);
+    await q.execute();
   }
 
   async remaining(ownerId: string): Promise<number | null | undefined> {

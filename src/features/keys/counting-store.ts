@@ -1,5 +1,5 @@
 import type { KeyStore, KeyVerification, Refund, VerifyOptions } from "../../ports/key-store.js";
-import type { UsageCounter } from "./usage.js";
+import { hourOf, type UsageCounter } from "./usage.js";
 
 /**
  * A key store that counts every charged, valid verification (classify calls, keyed GETs) per key,
@@ -16,9 +16,10 @@ export class CountingKeyStore implements KeyStore {
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     const v = await this.inner.verify(key, permission, opts);
     if (v.kind === "verdict" && v.keyId && (opts.cost ?? 1) > 0) {
-      const countedIn = this.usage.hour();
+      const at = this.usage.now();
+      const countedIn = hourOf(at);
       this.usage.record(v.keyId, v.code === "VALID" ? "allowed" : "refused", 1, countedIn);
-      if (v.code === "VALID") return { ...v, countedIn };
+      if (v.code === "VALID") return { ...v, countedIn, chargedAt: at.toISOString() };
     }
     return v;
   }
@@ -31,7 +32,7 @@ export class CountingKeyStore implements KeyStore {
 
   /** A refund: the call was counted as charged (in the hour `refund.countedIn`), and is not any more. */
   async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
-    const found = await this.inner.credit(id, uses);
+    const found = await this.inner.credit(id, uses, refund);
     if (found) this.usage.record(id, "refunded", uses, refund.countedIn);
     return found;
   }

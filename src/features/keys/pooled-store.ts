@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import type { KeyRateLimitState, KeyStore, KeyVerification, VerifyOptions } from "../../ports/key-store.js";
+import type { KeyRateLimitState, KeyStore, KeyVerification, Refund, VerifyOptions } from "../../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
 import { AccountQuotas, fewer, type Pool } from "./account-quota.js";
 import { CountingKeyStore } from "./counting-store.js";
@@ -131,11 +131,11 @@ export class PooledKeyStore implements KeyStore {
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
   update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
 
-  /** A refund: to the key's own uses if it has any, and to its account's. */
-  async credit(id: string, uses: number): Promise<boolean> {
-    const found = await this.inner.credit(id, uses);
+  /** A refund: to the key's own uses if it has any, and to its account's (unless set since the call was charged). */
+  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
+    const found = await this.inner.credit(id, uses, refund);
     const pool = found ? await this.quotas.poolOf(id) : undefined;
-    if (pool && pool.remaining !== null) await this.quotas.credit(pool.ownerId, uses);
+    if (pool && pool.remaining !== null) await this.quotas.credit(pool.ownerId, uses, refund.chargedAt);
     return found;
   }
 }

@@ -39,7 +39,8 @@ export class UsageCounter {
     private readonly opts: { now?: () => Date; flushMs?: number; onError?: (err: unknown) => void } = {},
   ) {}
 
-  private now(): Date {
+  /** This counter's clock. */
+  now(): Date {
     return this.opts.now?.() ?? new Date();
   }
 
