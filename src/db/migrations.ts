@@ -177,7 +177,7 @@ const migrations: Record<string, Migration> = {
   },
   // keys: when a key's uses were last set, so a refund of a call charged before does not go on
   // top of the new count.
-  "028_keys_uses_set_at": {
+  "029_keys_uses_set_at": {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable("api_keys").addColumn("uses_set_at", "text").execute();
     },
