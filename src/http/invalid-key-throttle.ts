@@ -40,15 +40,16 @@ const isRejectedKey = (c: Context<AppEnv>) =>
  * throttled IP: a customer's own traffic, however concurrent, never waits on reservations, and
  * wrong keys sent from the same address (a shared NAT, a neighbour in the same /64) cannot lock
  * it out of a key it is using; concurrent
- * requests with one not-yet-known token wait for the first one's verdict instead of each
+ * requests with one not-yet-known token wait for the first one's verdict (not its whole request:
+ * a key's verdict lets them go at once) instead of each
  * reserving. A reservation refused while this instance still has reservations of that IP in
  * flight waits for one of them to settle rather than failing a key that may be valid.
  */
 export class InvalidKeyThrottle {
   private readonly rule: LimitRule;
   private readonly known = new LRUCache<string, true>({ max: KNOWN_MAX, ttl: KNOWN_TTL_MS });
-  /** First verification of a not-yet-known token, by token hash. */
-  private readonly flights = new Map<string, Promise<void>>();
+  /** First verification of a not-yet-known token, by token hash, and how to end it. */
+  private readonly flights = new Map<string, { done: Promise<void>; land: () => void }>();
   /** Reservations in flight here, by IP, and who waits for one to settle. */
   private readonly reserved = new Map<string, { count: number; waiters: (() => void)[] }>();
 
@@ -72,8 +73,12 @@ export class InvalidKeyThrottle {
   private learn(token: string, v: KeyVerification) {
     if (v.kind !== "verdict") return;
     const hash = sha256Hex(token);
-    if (EXISTS.has(v.code)) this.known.set(hash, true);
-    else this.known.delete(hash);
+    if (EXISTS.has(v.code)) {
+      this.known.set(hash, true);
+      // The token is a key: the requests waiting for this verdict go on now, not after the
+      // first request's whole job (a new key's first burst ran one call at a time).
+      this.flights.get(hash)?.land();
+    } else this.known.delete(hash);
   }
 
   middleware(): Documented<MiddlewareHandler<AppEnv>> {
@@ -99,7 +104,7 @@ export class InvalidKeyThrottle {
         if (this.known.has(hash)) break;
         const flight = this.flights.get(hash);
         if (flight) {
-          await flight;
+          await flight.done;
           continue;
         }
         // Claimed before anything is awaited, so concurrent requests with this token wait for it.
@@ -125,17 +130,19 @@ export class InvalidKeyThrottle {
 
   /** Marks the first verification of a token as under way; the function returned ends it. */
   private fly(hash: string): () => void {
-    let land = () => {};
-    this.flights.set(
-      hash,
-      new Promise<void>((resolve) => {
-        land = () => {
-          this.flights.delete(hash);
-          resolve();
-        };
-      }),
-    );
-    return land;
+    let resolve = () => {};
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const flight = {
+      done,
+      land: () => {
+        if (this.flights.get(hash) === flight) this.flights.delete(hash);
+        resolve();
+      },
+    };
+    this.flights.set(hash, flight);
+    return flight.land;
   }
 
   /** Runs the request on a reserved point: kept when the key is rejected, refunded otherwise. */

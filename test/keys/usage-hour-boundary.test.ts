@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { bearer, classify, PERMISSION, until } from "../vibe/harness.js";
+import { classifierApp } from "./classifier-app.js";
 
 /**
  * A call charged just before an hour ends whose job fails just after (502: its use is given
@@ -10,23 +9,15 @@ import { bearer, classify, PERMISSION, until } from "../vibe/harness.js";
  * and 23 hours later GET /v1/usage said `last_24h: -1` for an hour.
  */
 describe("a refund across the hour's end", () => {
-  let provider: FakeClassifierProvider;
-  let t: TestApp;
-  beforeAll(async () => {
-    provider = await new FakeClassifierProvider().start();
-    t = await testApp({ CLASSIFIER_URL: `${provider.url}/models/sentiment`, UPSTREAM_TIMEOUT_MS: "30000" });
-  });
-  afterAll(async () => {
-    await t.close();
-    await provider.close();
-  });
+  const app = classifierApp();
   afterEach(() => {
     vi.useRealTimers();
-    provider.status = null;
-    provider.release();
+    app.provider().status = null;
+    app.provider().release();
   });
 
   it("takes the call out of the hour it was counted in: no hour below zero", async () => {
+    const [t, provider] = [app.t(), app.provider()];
     const { key, id } = await t.deps.keys.create({ name: "edge", permissions: [PERMISSION], remaining: 5 });
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(new Date("2026-11-26T23:59:59.800Z"));
