@@ -49,4 +49,12 @@ describe.each(setups)("purchase events delivered out of order (%s)", (_name, pos
       plan: "scale",
     });
   });
+  it("the same event delivered 10 times at once is applied once", async () => {
+    const event = stripe.checkoutCompleted({ email: "dup@example.test", plan: "pro" });
+    const answers = (await Promise.all(
+      Array.from({ length: 10 }, async () => (await stripe.send("/v1/billing/webhook", event)).json()),
+    )) as { applied: boolean; ignored?: string }[];
+    expect(answers.filter((a) => a.applied)).toHaveLength(1);
+    expect(answers.filter((a) => a.ignored === "event already applied")).toHaveLength(9);
+  });
 });
