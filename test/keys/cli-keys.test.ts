@@ -58,6 +58,27 @@ describe("almanac keys update / revoke / roll and plans grant (issue 19)", () =>
     expect((await classify(acct.t, ["good"], bearer(b2.key))).status).toBe(200);
   });
 
+  it("a rolled operator key ends with its grace period: its expiry stays, its limits stay shared with the replacement", async () => {
+    const made = (await almanac("keys", "create", "--name", "op-roll", "--owner", "someone", "--remaining", "9"))
+      .json as CreatedKey;
+    const rolled = (await almanac("keys", "roll", made.id, "--grace", "3600")).json as CreatedKey;
+    const graceEnd = ((await almanac("keys", "list")).json as KeyInfo[]).find((k) => k.id === made.id)?.expiresAt;
+    expect(graceEnd).not.toBeNull();
+
+    for (const expires of ["never", "2099-01-01T00:00:00Z"]) {
+      const later = await almanac("keys", "update", made.id, "--expires", expires);
+      expect(later.code).toBe(1);
+      expect(later.stderr).toBe(
+        "almanac: This key was rolled and ends with its grace period: its expiry cannot change. Revoke it, or edit its replacement.\n",
+      );
+    }
+    expect(await almanac("keys", "update", made.id, "--remaining", "3")).toMatchObject({ code: 0 });
+    expect(await almanac("keys", "update", rolled.id, "--expires", "never")).toMatchObject({ code: 0 });
+    const listed = (await almanac("keys", "list")).json as KeyInfo[];
+    expect(listed.find((k) => k.id === made.id)).toMatchObject({ expiresAt: graceEnd, remaining: 3, status: "active" });
+    expect(listed.find((k) => k.id === rolled.id)).toMatchObject({ expiresAt: null, remaining: 3 });
+  });
+
   it("an account key stays within its plan; a downgrade says what it did", async () => {
     const email = "cli-plan@example.test";
     const agent = await acct.signIn(email);

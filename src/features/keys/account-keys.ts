@@ -188,6 +188,9 @@ export class AccountKeys {
     } else if (actor !== undefined && Object.keys(patch).some((field) => field !== "name")) {
       // A key the operator issued to this account (not made on its page): its owner may not lift what it was given.
       return fail({ kind: "operator_key", action: "edit" });
+    } else if (patch.expiresAt !== undefined && (await this.keys.list(undefined)).some((k) => k.replaces === keyId)) {
+      // An operator key that was rolled ends with its grace period too (no ledger row says so: its replacement does).
+      return fail({ kind: "rolled" });
     }
     const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
     if (!updated) return fail({ kind: "not_found" });
