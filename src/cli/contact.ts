@@ -6,7 +6,7 @@ import { deliverContact } from "../features/contact/deliver.js";
 import { ContactOutbox, outboxOptions, pendingGraceMs } from "../features/contact/outbox.js";
 import { type ContactRow, type ContactStatus, ContactStore } from "../features/contact/store.js";
 import type { MailLane } from "../ports/mail-lane.js";
-import { CliError, type CliIo } from "./io.js";
+import { CliError, type CliIo, wholeNumber } from "./io.js";
 
 const STATUSES: ContactStatus[] = ["pending", "sent", "failed"];
 
@@ -55,13 +55,12 @@ export function registerContactCommands(program: Command, io: CliIo, loadConfig:
     .command("list")
     .description("list stored messages (oldest first) as JSON")
     .option("--status <status>", `only messages in this status (${STATUSES.join(", ")})`)
-    .option("--limit <n>", "at most this many", "100")
-    .action(async (opts: { status?: string; limit: string }) => {
+    .option("--limit <n>", "at most this many (1 to 100000)", wholeNumber("--limit", 1, 100_000), 100)
+    .action(async (opts: { status?: string; limit: number }) => {
       if (opts.status !== undefined && !STATUSES.includes(opts.status as ContactStatus)) {
         fail(`--status must be one of ${STATUSES.join(", ")}`);
       }
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) fail("--limit must be a positive integer");
+      const limit = opts.limit;
       const rows = await withStore(loadConfig(), (s) => s.list(opts.status as ContactStatus | undefined, limit));
       io.stdout(`${JSON.stringify(rows.map(summary), null, 2)}\n`);
     });

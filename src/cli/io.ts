@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config.js";
 
 /**
@@ -37,3 +38,21 @@ export function configFrom(io: CliIo): Config {
 
 /** Prints `value` as indented JSON. */
 export const printJson = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+
+/** An option's parser: a whole number from `min` to `max`, else commander's usage error naming the option. */
+export const wholeNumber =
+  (option: string, min: number, max: number) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!/^\d{1,16}$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`${option} must be a whole number from ${min} to ${max}.`);
+    }
+    return n;
+  };
+
+/** What went wrong, in one line: the error's message (an AggregateError's, e.g. pg's, may be empty). */
+export function errorLine(err: unknown): string {
+  if (err instanceof AggregateError && !err.message) return err.errors.map(errorLine).join("; ");
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}

@@ -12,12 +12,12 @@ import {
   parseRatelimit,
   parseUses,
 } from "../features/keys/index.js";
-import { CliError, type CliIo, printJson } from "./io.js";
+import { CliError, type CliIo, errorLine, printJson, wholeNumber } from "./io.js";
 
-const positiveInt = (what: string) => (value: string) => {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${what} must be a whole number.`);
-  return Number(value);
-};
+/** At most what `--remaining` takes on update (parseUses: 12 digits). */
+const MAX_USES = 999_999_999_999;
+/** A roll's grace period: at most a year. */
+const MAX_GRACE_SEC = 365 * 86_400;
 
 function ratelimit(value: string): { limit: number; durationSec: number } {
   const rl = parseRatelimit(value);
@@ -67,7 +67,7 @@ async function withAdmin(io: CliIo, loadConfig: () => Config, fn: (admin: AdminD
     admin = await buildAdminDeps(loadConfig(), createLogger("warn"));
     await fn(admin);
   } catch (err) {
-    io.stderr(`almanac: ${(err as Error).message}\n`);
+    io.stderr(`almanac: ${errorLine(err)}\n`);
     io.exitCode = 1;
   } finally {
     await admin?.close();
@@ -126,7 +126,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
     .option("--owner <id-or-email>", "owning account (user id, or the e-mail it signed in with)")
     .option("--permission <permission>", "grant a permission (repeatable; default: KEY_PERMISSION)", collect)
     .option("--expires <iso>", "expiry time, ISO 8601", isoDate)
-    .option("--remaining <n>", "number of uses (default: unlimited)", positiveInt("--remaining"))
+    .option("--remaining <n>", "number of uses (default: unlimited)", wholeNumber("--remaining", 0, MAX_USES))
     .option("--ratelimit <n/seconds>", "at most N calls per SECONDS", ratelimit)
     .action(
       (opts: {
@@ -180,8 +180,8 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
     .description("issue a replacement with the same settings (printed once); the old key is revoked")
     .option(
       "--grace <seconds>",
-      "keep the old key working this many seconds (default 0: revoke now, for a leak)",
-      positiveInt("--grace"),
+      "keep the old key working this many seconds, at most a year (default 0: revoke now, for a leak)",
+      wholeNumber("--grace", 0, MAX_GRACE_SEC),
     )
     .action((id: string, opts: { grace?: number }) =>
       withStore(async ({ accountKeys: ak }) => {

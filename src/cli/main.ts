@@ -4,7 +4,7 @@ import { openMigrated } from "../admin.js";
 import { registerContactCommands } from "./contact.js";
 import { registerDataCommands } from "./data.js";
 import { loadDotenvFile } from "./env-file.js";
-import { CliError, type CliIo, configFrom, processIo } from "./io.js";
+import { type CliIo, configFrom, errorLine, processIo } from "./io.js";
 import { registerKeysCommands, registerPlansCommands } from "./keys.js";
 
 /**
@@ -20,7 +20,12 @@ export function buildProgram(io: CliIo): Command {
       "Almanac HTTP JSON API: serve it and administer it. Configuration comes from the environment (and .env).",
     )
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    // Commander's usage errors ("error: unknown option …") read as every other refusal: `almanac: …`.
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      outputError: (text, write) => write(text.replace(/^error: /, "almanac: ")),
+    });
 
   program
     .command("serve")
@@ -60,11 +65,9 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   } catch (err) {
     // Commander has written its own message (usage errors, --help) through io.
     if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof CliError) {
-      io.stderr(`almanac: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    // A refusal (CliError), or a file, dataset or database that failed: its message, never a stack trace.
+    io.stderr(`almanac: ${errorLine(err)}\n`);
+    return 1;
   }
   return io.exitCode;
 }

@@ -1,0 +1,52 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/env.js";
+
+/** Every bad input ends as one `almanac: <message>` line on stderr and exit 1: never a stack trace. */
+describe("almanac with bad input: one clear line, exit 1", () => {
+  const dir = tempDir();
+  const almanac = (...args: string[]) => runCli(args, { LOG_LEVEL: "silent", DATA_DIR: dir });
+  const refused = async (args: string[], message: string | RegExp) => {
+    const run = await almanac(...args);
+    expect({ args, code: run.code, stdout: run.stdout }).toEqual({ args, code: 1, stdout: "" });
+    expect(run.stderr).toMatch(/^almanac: [^\n]+\n$/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    if (typeof message === "string") expect(run.stderr).toContain(message);
+    else expect(run.stderr).toMatch(message);
+  };
+
+  it("commander's own usage errors say almanac:, not error:", async () => {
+    await refused(["--bogus"], "almanac: unknown option '--bogus'");
+    await refused(["keys", "list", "--bogus"], "almanac: unknown option '--bogus'");
+    await refused(["keys", "create"], "almanac: required option '--name <name>' not specified");
+    await refused(["nosuch"], "almanac: unknown command 'nosuch'");
+  });
+
+  it("a file, CSV or database that fails is its message, not a stack trace", async () => {
+    await refused(["data", "check", "--tedb", join(dir, "missing.csv")], /^almanac: .*ENOENT.*missing\.csv/);
+    await refused(["data", "check", "--tedb", dir, "--json"], /EISDIR/);
+    const notCsv = join(dir, "not.csv");
+    writeFileSync(notCsv, 'a,b\n1,2,3\n"unclosed');
+    await refused(["data", "check", "--tedb", notCsv], /^almanac: /);
+    const down = await runCli(["migrate"], {
+      LOG_LEVEL: "silent",
+      DATA_DIR: dir,
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+    });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^almanac: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  });
+
+  it("numbers out of range are refused by name, before anything is stored", async () => {
+    await refused(["keys", "create", "--name", "x", "--remaining", "99999999999999999999999"], "--remaining");
+    await refused(["keys", "create", "--name", "x", "--remaining", "-5"], "--remaining");
+    await refused(["keys", "roll", "key_x", "--grace", "99999999999999999999"], "--grace");
+    await refused(["keys", "roll", "key_x", "--grace", "1e3"], "--grace");
+    await refused(["contact", "list", "--limit", "99999999999999999999"], "--limit");
+    await refused(["contact", "list", "--limit", "1e3"], "--limit");
+    const listed = await almanac("keys", "list");
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+});
