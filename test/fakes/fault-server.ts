@@ -8,7 +8,18 @@ import type { AddressInfo, Socket } from "node:net";
  * `huge-declared` (a `content-length` of 300 MB) and `drip` (a byte every 20 ms, forever: the
  * connection never goes idle, only a deadline over the whole body ends it).
  */
-export type NetFault = "500" | "garbage" | "hang" | "reset" | "redirect" | "stall" | "huge" | "huge-declared" | "drip";
+export type NetFault =
+  | "500"
+  | "429"
+  | "garbage"
+  | "wrong-shape"
+  | "hang"
+  | "reset"
+  | "redirect"
+  | "stall"
+  | "huge"
+  | "huge-declared"
+  | "drip";
 
 /** Writes `total` bytes of `[0,0,0,…` in 64 KiB chunks, respecting back-pressure, then ends. */
 function stream(res: ServerResponse, total: number): void {
@@ -43,8 +54,18 @@ export function answerFault(
     case "500":
       res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
       return true;
+    case "429":
+      // As rate-limited APIs answer: a JSON error and a Retry-After the caller must not pass on as its own.
+      res
+        .writeHead(429, { "content-type": "application/json", "retry-after": "30" })
+        .end('{"status":429,"error":"Too many requests"}');
+      return true;
     case "garbage":
       res.writeHead(200, { "content-type": "application/json" }).end(garbage);
+      return true;
+    case "wrong-shape":
+      // Well-formed JSON with a 200 that is not the provider's schema (a changed or misrouted API).
+      res.writeHead(200, { "content-type": "application/json" }).end('{"status":200,"result":{"unexpected":true}}');
       return true;
     case "stall":
       res.writeHead(200, { "content-type": "application/json" });

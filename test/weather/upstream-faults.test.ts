@@ -5,7 +5,9 @@ import { q, type WeatherRig, weatherRig } from "./setup.js";
 
 const FAULTS: Exclude<Fault, null>[] = [
   "500",
+  "429",
   "garbage",
+  "wrong-shape",
   "hang",
   "reset",
   "redirect",
@@ -32,7 +34,15 @@ describe("weather and postcode upstream failures", () => {
       const { error } = await errorOf(res);
       expect(error.code).toBe("upstream_error");
       expect(error.message).toBe("The postcode resolver failed; try again shortly.");
+      expect(error.reason).toBeUndefined();
+      expect(res.headers.get("retry-after")).toBeNull();
+      expect(res.headers.get("cache-control")).toBe("no-store");
     }
+    // Not cached, as a success or otherwise: once it recovers, the next call asks again and answers.
+    rig.postcodes.fault = null;
+    const calls = rig.postcodes.paths.length;
+    expect((await rig.get("/v1/postcode?postcode=SW1A2AA")).status).toBe(200);
+    expect(rig.postcodes.paths.length).toBe(calls + 1);
   });
 
   it.each(FAULTS)("Open-Meteo %s → 502 upstream_error", async (fault) => {
@@ -42,6 +52,12 @@ describe("weather and postcode upstream failures", () => {
     const { error } = await errorOf(res);
     expect(error).toMatchObject({ code: "upstream_error", message: "The weather provider failed; try again shortly." });
     expect(JSON.stringify(error)).not.toContain("127.0.0.1");
+    expect(error.reason).toBeUndefined();
+    expect(res.headers.get("retry-after")).toBeNull();
+    rig.meteo.fault = null;
+    const calls = rig.meteo.paths.length;
+    expect((await rig.get("/v1/weather?postcode=EH11YZ")).status).toBe(200);
+    expect(rig.meteo.paths.length).toBe(calls + 1);
   });
 
   it("does not cache failures: the next call after recovery succeeds", async () => {
