@@ -77,6 +77,8 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
       ? new RedisCache(redis, {
           prefix: `${config.REDIS_KEY_PREFIX}cache:`,
           onFallback: () => metrics.upstreamError("redis", "cache_fallback"),
+          // A postcode load is at most two upstream calls, each within UPSTREAM_TIMEOUT_MS.
+          flightLeaseMs: 2 * config.UPSTREAM_TIMEOUT_MS + 1000,
         })
       : new MemoryCache(),
     postcodes: new PostcodesIoResolver({ ...upstream, baseUrl: config.POSTCODES_BASE_URL }),

@@ -42,6 +42,16 @@ describe("RedisCache falls back to memory when Redis errors", () => {
       await cache.set("k", { place: "SW1A 2AA" }, 60_000);
       expect(await cache.get("k")).toEqual({ place: "SW1A 2AA" });
       expect(fallbacks).toBe(2);
+      // Loads are not shared between instances then: each process claims its own and loads.
+      const loader = new CachedLoader(cache);
+      expect(
+        await loader.load(
+          "p",
+          () => 60_000,
+          async () => "found",
+        ),
+      ).toBe("found");
+      expect(await cache.get("p")).toBe("found");
     } finally {
       dead.disconnect();
     }
