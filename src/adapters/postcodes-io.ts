@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Metrics } from "../ports/metrics.js";
 import type { PostcodeResolver, Resolution } from "../ports/postcode-resolver.js";
-import { getJson, type UpstreamOptions, upstreamFailure } from "./upstream-http.js";
+import { getJson, type UpstreamOptions, upstreamDeadline, upstreamFailure } from "./upstream-http.js";
 
 const text = z
   .string()
@@ -39,7 +39,7 @@ const NotFound = z.object({ status: z.literal(404), error: z.string() });
 
 /**
  * postcodes.io: `GET /postcodes/{postcode}`, and on 404 `GET /terminated_postcodes/{postcode}`
- * to tell a retired postcode from one that never existed.
+ * to tell a retired postcode from one that never existed; both within one UPSTREAM_TIMEOUT_MS.
  */
 export class PostcodesIoResolver implements PostcodeResolver {
   private readonly upstream: UpstreamOptions;
@@ -51,12 +51,13 @@ export class PostcodesIoResolver implements PostcodeResolver {
   async resolve(postcode: string): Promise<Resolution> {
     // The caller validated the postcode; encoding still guarantees it stays one path segment.
     const segment = encodeURIComponent(postcode);
-    const live = await this.lookup(`/postcodes/${segment}`, Found);
+    const deadline = upstreamDeadline(this.upstream);
+    const live = await this.lookup(`/postcodes/${segment}`, Found, deadline);
     if (live) {
       const { postcode: pc, ...rest } = live.result;
       return { kind: "found", place: { postcode: pc, ...rest } };
     }
-    const gone = await this.lookup(`/terminated_postcodes/${segment}`, Terminated);
+    const gone = await this.lookup(`/terminated_postcodes/${segment}`, Terminated, deadline);
     if (gone) {
       const r = gone.result;
       return { kind: "terminated", postcode: r.postcode, year: r.year_terminated, month: r.month_terminated };
@@ -65,8 +66,12 @@ export class PostcodesIoResolver implements PostcodeResolver {
   }
 
   /** The parsed 200 body, or null for postcodes.io's JSON 404; anything else is a failure. */
-  private async lookup<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S> | null> {
-    const reply = await getJson(this.upstream, path);
+  private async lookup<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    deadline: AbortSignal,
+  ): Promise<z.infer<S> | null> {
+    const reply = await getJson(this.upstream, path, deadline);
     if (reply.status === 404 && NotFound.safeParse(reply.body).success) return null;
     if (reply.status !== 200) return upstreamFailure(this.upstream, "status", `status ${reply.status}`, reply.status);
     const parsed = schema.safeParse(reply.body);

@@ -65,17 +65,23 @@ export interface UpstreamReply {
 
 /**
  * GET `path` (already encoded, starting with "/") on the configured base URL and read a JSON
- * body. One hard deadline covers connect, headers and body; a redirect is a failure (never
- * followed), as is a body over `maxBytes` or one that is not JSON. Every failure is counted and thrown as
- * UpstreamError; the HTTP status is left to the caller, which knows which ones are answers.
+ * body. One hard deadline covers connect, headers and body: `opts.timeoutMs` from now, or
+ * `deadline` (from `upstreamDeadline`) when several calls make one lookup and share it. A redirect
+ * is a failure (never followed), as is a body over `maxBytes` or one that is not JSON. Every
+ * failure is counted and thrown as UpstreamError; the HTTP status is left to the caller, which
+ * knows which ones are answers.
  */
-export async function getJson(opts: UpstreamOptions, path: string): Promise<UpstreamReply> {
+export async function getJson(
+  opts: UpstreamOptions,
+  path: string,
+  deadline: AbortSignal = upstreamDeadline(opts),
+): Promise<UpstreamReply> {
   const fail = (kind: UpstreamFailureKind, message: string, cause?: unknown, status?: number): never => {
     opts.metrics.upstreamError(opts.name, kind);
     throw new UpstreamError(opts.name, kind, message, { cause, status });
   };
   const url = `${opts.baseUrl.replace(/\/+$/, "")}${path}`;
-  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const signal = deadline;
   let res: Response;
   try {
     res = await fetch(url, { signal, redirect: "manual", headers: { accept: "application/json" } });
@@ -95,6 +101,11 @@ export async function getJson(opts: UpstreamOptions, path: string): Promise<Upst
   } catch (err) {
     return fail(res.status >= 500 ? "status" : "garbage", `unreadable body with status ${res.status}`, err, res.status);
   }
+}
+
+/** The deadline of one lookup against `opts`'s upstream, however many calls it makes. */
+export function upstreamDeadline(opts: UpstreamOptions): AbortSignal {
+  return AbortSignal.timeout(opts.timeoutMs);
 }
 
 /** Counts and throws a failure found by the caller after a successful read (bad status or shape). */

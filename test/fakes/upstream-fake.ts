@@ -12,6 +12,10 @@ export type Handler = (url: URL, req: IncomingMessage) => { status: number; body
 export class UpstreamFake extends FaultServer {
   readonly requests: string[] = [];
   fault: Fault = null;
+  /** When set, `fault` is played only on request targets starting with it. */
+  faultOn: string | null = null;
+  /** Milliseconds to wait before answering (or playing the fault). */
+  delayMs = 0;
 
   constructor(private readonly handler: Handler) {
     super();
@@ -25,13 +29,17 @@ export class UpstreamFake extends FaultServer {
   reset(): void {
     this.requests.length = 0;
     this.fault = null;
+    this.faultOn = null;
+    this.delayMs = 0;
     this.release();
   }
 
   protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.requests.push(req.url ?? "");
     await this.released();
-    if (answerFault(this.fault, req, res, '{"status":200,"result":[{"trunc')) return;
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    const fault = this.faultOn === null || req.url?.startsWith(this.faultOn) ? this.fault : null;
+    if (answerFault(fault, req, res, '{"status":200,"result":[{"trunc')) return;
     const { status, body } = this.handler(new URL(req.url ?? "/", "http://fake.invalid"), req);
     res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
   }

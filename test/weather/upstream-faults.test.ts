@@ -60,6 +60,27 @@ describe("weather and postcode upstream failures", () => {
     expect(rig.meteo.paths.length).toBe(calls + 1);
   });
 
+  it("a postcode's two postcodes.io calls share one UPSTREAM_TIMEOUT_MS deadline", async () => {
+    const slow = await weatherRig({ UPSTREAM_TIMEOUT_MS: "600" });
+    try {
+      // /postcodes answers its 404 after 400 ms; /terminated_postcodes then never answers.
+      slow.postcodes.delayMs = 400;
+      slow.postcodes.fault = "hang";
+      slow.postcodes.faultOn = "/terminated_postcodes/";
+      for (const path of ["/v1/postcode", "/v1/weather"]) {
+        const started = Date.now();
+        const res = await slow.get(`${path}?postcode=ZE99ZZ`);
+        const ms = Date.now() - started;
+        expect(res.status).toBe(502);
+        expect((await errorOf(res)).error.message).toBe("The postcode resolver failed; try again shortly.");
+        // One deadline: ~600 ms; a deadline per call would answer at ~1000 ms.
+        expect(ms).toBeLessThan(850);
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("does not cache failures: the next call after recovery succeeds", async () => {
     rig.meteo.fault = "500";
     expect((await rig.get("/v1/weather?postcode=EH11YZ")).status).toBe(502);
