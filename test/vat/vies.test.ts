@@ -103,10 +103,15 @@ describe("VIES registration check (fake VIES REST API on 127.0.0.1)", () => {
     ["ms_unavailable", "MS_UNAVAILABLE", "44440005"],
     ["huge", "too_large", "44440006"],
     ["huge-declared", "too_large", "44440007"],
+    ["429", "status", "44440008"],
+    ["wrong-shape", "garbage", "44440009"],
+    ["redirect", "status", "44440010"],
+    ["stall", "timeout", "44440011"],
+    ["drip", "timeout", "44440012"],
   ])("an outage (%s) is unknown, never invalid, and is not cached", async (fault, reason, stem) => {
     const number = germanNumber(stem);
     fake.fault = fault;
-    const { body, reg } = await registration(number, "", fault === "hang" ? quick : t);
+    const { body, reg } = await registration(number, "", ["hang", "stall", "drip"].includes(fault ?? "") ? quick : t);
     expect(reg).toMatchObject({ status: "unknown", checked: true, reason, cached: false });
     expect(body.rates.standard).toBe(19);
     fake.fault = null;
