@@ -35,7 +35,15 @@ const Terminated = z.object({
   status: z.literal(200),
   result: z.object({ postcode: z.string(), year_terminated: z.number().int(), month_terminated: z.number().int() }),
 });
-const NotFound = z.object({ status: z.literal(404), error: z.string() });
+/**
+ * postcodes.io's own "no such postcode" answers (its lib/errors.ts). Any other 404, such as
+ * "Resource not found" for a path it does not serve (a wrong POSTCODES_BASE_URL), is a failure:
+ * taken as "unknown", every postcode would be cached as not found for an hour.
+ */
+const NotFound = z.object({
+  status: z.literal(404),
+  error: z.enum(["Postcode not found", "Invalid postcode", "Terminated postcode not found"]),
+});
 
 /**
  * postcodes.io: `GET /postcodes/{postcode}`, and on 404 `GET /terminated_postcodes/{postcode}`

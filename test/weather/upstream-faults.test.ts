@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { Fault } from "../fakes/upstream-fake.js";
-import { errorOf } from "../helpers/app.js";
+import { errorOf, testApp } from "../helpers/app.js";
 import { q, type WeatherRig, weatherRig } from "./setup.js";
 
 const FAULTS: Exclude<Fault, null>[] = [
@@ -78,6 +79,26 @@ describe("weather and postcode upstream failures", () => {
       }
     } finally {
       await slow.close();
+    }
+  });
+
+  it("a 404 that is not postcodes.io's 'not found' (a wrong base URL: 'Resource not found') is a failure, not an unknown postcode", async () => {
+    const postcodes = await fakePostcodesIo();
+    const t = await testApp({ POSTCODES_BASE_URL: `${postcodes.url}/v2`, DEMO_HOURLY_LIMIT: "1000000" });
+    try {
+      for (const path of ["/v1/postcode", "/v1/weather"]) {
+        const res = await t.app.request(`${path}?postcode=SW1A2AA`);
+        expect(res.status).toBe(502);
+        expect((await errorOf(res)).error).toMatchObject({
+          code: "upstream_error",
+          message: "The postcode resolver failed; try again shortly.",
+        });
+      }
+      // Not remembered as an unknown postcode: every request asks again.
+      expect(postcodes.paths).toEqual(["/v2/postcodes/SW1A%202AA", "/v2/postcodes/SW1A%202AA"]);
+    } finally {
+      await t.close();
+      await postcodes.close();
     }
   });
 
