@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PLANS } from "../../src/features/keys/plans.js";
 import { accountApp, accountPage } from "../account/support.js";
 import { FakeStripe } from "../fakes/stripe.js";
 import { DATABASE_URL } from "../helpers/env.js";
@@ -56,5 +57,29 @@ describe.each(setups)("purchase events delivered out of order (%s)", (_name, pos
     )) as { applied: boolean; ignored?: string }[];
     expect(answers.filter((a) => a.applied)).toHaveLength(1);
     expect(answers.filter((a) => a.ignored === "event already applied")).toHaveLength(9);
+  });
+  it("two purchases delivered at once: the account ends with the later one's plan, uses and rate limit", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const ends: unknown[] = [];
+    for (let i = 0; i < 12; i++) {
+      const email = `both${i}-${now}@example.test`;
+      const agent = await acct.signIn(email);
+      const { csrf } = await accountPage(agent);
+      await agent.post("/account/keys", { csrf, name: "k", permission: "vibe.classify" });
+      const [first, later] = i % 2 ? (["scale", "pro"] as const) : (["pro", "scale"] as const);
+      const older = stripe.checkoutCompleted({ email, plan: first, created: now - 30 });
+      const newer = stripe.checkoutCompleted({ email, plan: later, created: now - 10 });
+      await Promise.all([stripe.send("/v1/billing/webhook", older), stripe.send("/v1/billing/webhook", newer)]);
+      const ak = acct.t.deps.accountKeys;
+      const owner = (await ak.plans.userIdFor(email)) ?? "";
+      ends.push({
+        plan: await ak.plans.planFor(email),
+        uses: await ak.quotas.remaining(owner),
+        ledger: [...new Set((await ak.ledger.forOwner(owner)).map((r) => r.plan))],
+        later,
+      });
+    }
+    const want = (later: "pro" | "scale") => ({ plan: later, uses: PLANS[later].quota, ledger: [later], later });
+    expect(ends).toEqual(ends.map((e) => want((e as { later: "pro" | "scale" }).later)));
   });
 });

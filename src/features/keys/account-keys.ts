@@ -5,7 +5,7 @@ import type { CreatedKey, KeyInfo, KeyStore, KeyUpdate } from "../../ports/key-s
 import { AccountQuotas, fewer } from "./account-quota.js";
 import { KeyLedger, type LedgerRow, type Reservation } from "./ledger.js";
 import { PlanStore } from "./plan-store.js";
-import { PLAN_NAMES, PLANS, type Plan, type PlanName, planOf } from "./plans.js";
+import { isPlanName, PLAN_NAMES, PLANS, type Plan, type PlanName, planOf } from "./plans.js";
 import type { KeyRefusal } from "./refusals.js";
 import type { UsageCounter, UsageCounts } from "./usage.js";
 
@@ -249,12 +249,18 @@ export class AccountKeys {
     const grant = await this.plans.grant(email, plan, source, reference, purchasedAt);
     if (!grant) return null;
     const ownerId = await this.plans.userIdFor(email);
-    const downgrade = PLAN_NAMES.indexOf(plan) < PLAN_NAMES.indexOf(previous);
+    // A downgrade from the plan whose limits the account's keys have (the ledger's), not from the
+    // plan recorded last: a concurrent grant may have recorded one and not applied it.
+    const applied = ownerId ? (await this.ledger.forOwner(ownerId))[0]?.plan : undefined;
+    const from = isPlanName(applied) ? applied : previous;
+    const downgrade = PLAN_NAMES.indexOf(plan) < PLAN_NAMES.indexOf(from);
     let usesLeft: number | null = PLANS[plan].quota;
     const revokedKeys: { id: string; name: string }[] = [];
     if (ownerId) {
-      usesLeft = await this.quotas.applyPlan(ownerId, PLANS[plan], downgrade);
-      await this.ledger.setPlan(ownerId, plan);
+      // Each only while `plan` is still the account's: two grants at once (purchases delivered
+      // together) could leave the plan of one with the uses or rate limit of the other.
+      usesLeft = await this.quotas.applyPlan(ownerId, PLANS[plan], downgrade, email);
+      await this.ledger.setPlan(ownerId, plan, email);
       if (downgrade) {
         const current = await this.ledger.currentKeyIds(ownerId);
         const names = new Map((await this.keys.list(ownerId)).map((k) => [k.id, k.name]));

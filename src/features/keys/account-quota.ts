@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { AccountRow } from "../../ports/key-store.js";
 import { type Plan, planOf } from "./plans.js";
@@ -92,13 +92,14 @@ export class AccountQuotas {
 
   /**
    * A plan change: an upgrade (or the same plan again) sets the account's uses to the plan's
-   * quota; a downgrade only lowers them (what is left, at most the lower plan's quota).
+   * quota; a downgrade only lowers them (what is left, at most the lower plan's quota). With
+   * `email`, only while the account's plan (`account_plans`) is still `plan`.
    */
-  async applyPlan(ownerId: string, plan: Plan, downgrade: boolean): Promise<number | null> {
+  async applyPlan(ownerId: string, plan: Plan, downgrade: boolean, email?: string): Promise<number | null> {
     await this.open(ownerId, plan);
     const updated_at = this.now().toISOString();
     const q = plan.quota;
-    await this.db
+    let update = this.db
       .updateTable("account_quotas")
       .set((eb) => ({
         updated_at,
@@ -114,8 +115,15 @@ export class AccountQuotas {
                 .else(eb.ref("remaining"))
                 .end(),
       }))
-      .where("owner_id", "=", ownerId)
-      .execute();
+      .where("owner_id", "=", ownerId);
+    // Only while `plan` is still the account's: a concurrent grant that replaced it sets its own.
+    if (email !== undefined) update = update.where(inForce(email.toLowerCase(), plan.name));
+    await update.execute();
     return (await this.remaining(ownerId)) ?? null;
   }
+}
+
+/** The condition "`email`'s plan in force is `plan`" (a concurrent grant may have replaced it). */
+export function inForce(email: string, plan: string) {
+  return sql<boolean>`exists (select 1 from account_plans p where p.email = ${email} and p.plan = ${plan})`;
 }

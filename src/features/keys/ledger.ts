@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { KeyInfo } from "../../ports/key-store.js";
+import { inForce } from "./account-quota.js";
 import type { Plan, PlanName } from "./plans.js";
 
 export type LedgerRow = Selectable<DB["key_ledger"]>;
@@ -193,8 +194,11 @@ export class KeyLedger {
       .map((r) => r.key_id as string);
   }
 
-  async setPlan(ownerId: string, plan: PlanName): Promise<void> {
-    await this.db.updateTable("key_ledger").set({ plan }).where("owner_id", "=", ownerId).execute();
+  /** With `email`, only while the account's plan (`account_plans`) is still `plan`. */
+  async setPlan(ownerId: string, plan: PlanName, email?: string): Promise<void> {
+    let update = this.db.updateTable("key_ledger").set({ plan }).where("owner_id", "=", ownerId);
+    if (email !== undefined) update = update.where(inForce(email.toLowerCase(), plan));
+    await update.execute();
   }
 }
 
