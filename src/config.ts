@@ -6,7 +6,14 @@ import { z } from "zod";
 /** Empty strings count as unset, so `FOO=` in a .env file means "use the default". */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** Decimal digits only (not 0x10, 1e3 or " 80", which Number() would take), from `min` to `max`. */
+const int = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.preprocess(
+    (v) => (typeof v === "number" ? String(v) : v),
+    z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().min(min, message).max(max, message)),
+  );
+};
 
 const url = (protocols: string[]) =>
   z.url({ protocol: new RegExp(`^(${protocols.join("|")})$`), error: `must be a ${protocols.join(" or ")} URL` });

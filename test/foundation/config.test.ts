@@ -33,6 +33,16 @@ describe("configuration", () => {
     expect(message).toContain("DATABASE_URL: must be a postgres or postgresql URL");
   });
 
+  it("takes a number only as decimal digits, and says the range", () => {
+    for (const port of ["0x10", "1e3", " 80", "80 ", "1.5", "eighty", "-1", "70000", "+80"]) {
+      expect(() => parseConfig({ PORT: port }), port).toThrow(
+        new ConfigError(["PORT: must be a whole number from 0 to 65535"]),
+      );
+    }
+    expect(parseConfig({ PORT: "0080" }).PORT).toBe(80);
+    expect(() => parseConfig({ TRUST_PROXY: "1e1" })).toThrow("TRUST_PROXY: must be a whole number from 0 to 10");
+  });
+
   it("requires both halves of an identity provider's credentials", () => {
     expect(() => parseConfig({ GITHUB_CLIENT_ID: "id" })).toThrow(
       /GITHUB_CLIENT_SECRET: required when GITHUB_CLIENT_ID/,
