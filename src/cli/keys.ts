@@ -8,14 +8,13 @@ import {
   CLEAR_WORDS,
   isPlanName,
   keyRefusalMessage,
+  MAX_USES,
   PLAN_NAMES,
   parseRatelimit,
   parseUses,
 } from "../features/keys/index.js";
 import { CliError, type CliIo, errorLine, printJson, wholeNumber } from "./io.js";
 
-/** At most what `--remaining` takes on update (parseUses: 12 digits). */
-const MAX_USES = 999_999_999_999;
 /** A roll's grace period: at most a year. */
 const MAX_GRACE_SEC = 365 * 86_400;
 
@@ -37,7 +36,8 @@ const orClear =
 /** `--remaining`: a whole number, or `unlimited`. */
 function uses(value: string): number {
   const n = parseUses(value);
-  if (n === undefined) throw new InvalidArgumentError("expected a whole number, or unlimited.");
+  if (n === undefined)
+    throw new InvalidArgumentError(`--remaining must be a whole number up to ${MAX_USES}, or unlimited.`);
   return n;
 }
 

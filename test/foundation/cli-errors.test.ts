@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/env.js";
+import { DATABASE_URL, freshPostgresUrl, tempDir } from "../helpers/env.js";
 
 /** Every bad input ends as one `almanac: <message>` line on stderr and exit 1: never a stack trace. */
 describe("almanac with bad input: one clear line, exit 1", () => {
@@ -48,5 +48,34 @@ describe("almanac with bad input: one clear line, exit 1", () => {
     await refused(["contact", "list", "--limit", "1e3"], "--limit");
     const listed = await almanac("keys", "list");
     expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+});
+
+/** A key's uses are an integer column on PostgreSQL: the CLI takes what both databases store, on both. */
+describe.each([
+  ["SQLite", false],
+  ["PostgreSQL", true],
+])("almanac keys --remaining at the column's limit (%s)", (_name, postgres) => {
+  it.skipIf(postgres && !DATABASE_URL)("takes 2147483647 and refuses 2147483648, on create and on update", async () => {
+    const pg = postgres ? await freshPostgresUrl() : undefined;
+    const env = { LOG_LEVEL: "silent", DATA_DIR: tempDir(), ...(pg && { DATABASE_URL: pg.url }) };
+    try {
+      const almanac = (...args: string[]) => runCli(["keys", ...args], env);
+      const made = await almanac("create", "--name", "big", "--remaining", "2147483647");
+      expect(made.stderr).toBe("");
+      const id = (JSON.parse(made.stdout) as { id: string; remaining: number }).id;
+      expect(JSON.parse(made.stdout)).toMatchObject({ remaining: 2147483647 });
+      for (const args of [
+        ["create", "--name", "bigger", "--remaining", "2147483648"],
+        ["update", id, "--remaining", "2147483648"],
+      ]) {
+        const run = await almanac(...args);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/^almanac: .*--remaining.*2147483647/);
+      }
+      expect((await almanac("update", id, "--remaining", "2147483647")).code).toBe(0);
+    } finally {
+      await pg?.drop();
+    }
   });
 });

@@ -7,9 +7,13 @@ export function parseRatelimit(value: string): { limit: number; durationSec: num
   return { limit: Number(m[1]), durationSec: Number(m[2]) };
 }
 
-/** A whole number of uses, or undefined when it is not that. */
+/** The most uses a key holds: its column is an integer on PostgreSQL (SQLite would take more). */
+export const MAX_USES = 2_147_483_647;
+
+/** A whole number of uses (at most MAX_USES), or undefined when it is not that. */
 export function parseUses(value: string): number | undefined {
-  return /^\d{1,12}$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  const n = /^\d{1,12}$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  return n !== undefined && n <= MAX_USES ? n : undefined;
 }
 
 /** Words that clear a limit or an expiry (no limit of its own, never expires). */
