@@ -6,7 +6,9 @@ import type { Database } from "../db/database.js";
 import { accountIdByEmail } from "../features/account/index.js";
 import {
   CLEAR_WORDS,
+  isKeyName,
   isPlanName,
+  KEY_NAME_RULE,
   keyRefusalMessage,
   MAX_USES,
   PLAN_NAMES,
@@ -49,6 +51,19 @@ function isoDate(value: string): string {
   return new Date(ms).toISOString();
 }
 
+/** `--name`: trimmed, 1 to 64 printable characters (as on the account page). */
+function keyName(value: string): string {
+  const name = value.trim();
+  if (!isKeyName(name)) throw new InvalidArgumentError(KEY_NAME_RULE);
+  return name;
+}
+
+/** An e-mail address as plans take it: something@somewhere, no spaces. */
+function email(value: string): string {
+  if (!/^[^\s@]+@[^\s@]+$/.test(value)) throw new CliError(`${JSON.stringify(value)} is not an e-mail address.`);
+  return value;
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** An owner given as an e-mail address is the account with that address (the account page's owner id). */
@@ -86,10 +101,11 @@ export function registerPlansCommands(program: Command, io: CliIo, loadConfig: (
   plans
     .command("grant <email> <plan>")
     .description("put an account (by e-mail, signed in or not yet) on a plan; its active keys get the plan's limits")
-    .action((email: string, plan: string) =>
+    .action((address: string, plan: string) =>
       withPlans(async (ak) => {
+        email(address);
         if (!isPlanName(plan)) throw new CliError(`unknown plan ${plan}: choose ${PLAN_NAMES.join(", ")}`);
-        print(await ak.grant(email, plan, "cli"));
+        print(await ak.grant(address, plan, "cli"));
       }),
     );
 
@@ -105,10 +121,10 @@ export function registerPlansCommands(program: Command, io: CliIo, loadConfig: (
   plans
     .command("show <email>")
     .description("an account's plan and its limits")
-    .action((email: string) =>
+    .action((address: string) =>
       withPlans(async (ak) => {
-        const plan = await ak.planOfAccount(email);
-        print({ email: email.toLowerCase(), ...plan });
+        const plan = await ak.planOfAccount(email(address));
+        print({ email: address.toLowerCase(), ...plan });
       }),
     );
 }
@@ -122,7 +138,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
   keys
     .command("create")
     .description("create a key and print it (the plaintext key is shown this once)")
-    .requiredOption("--name <name>", "what the key is for")
+    .requiredOption("--name <name>", "what the key is for (1 to 64 printable characters)", keyName)
     .option("--owner <id-or-email>", "owning account (user id, or the e-mail it signed in with)")
     .option("--permission <permission>", "grant a permission (repeatable; default: KEY_PERMISSION)", collect)
     .option("--expires <iso>", "expiry time, ISO 8601", isoDate)
@@ -138,6 +154,9 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
         ratelimit?: { limit: number; durationSec: number };
       }) =>
         withStore(async ({ keys: store, database, config }) => {
+          if (opts.expires && Date.parse(opts.expires) <= Date.now()) {
+            throw new CliError("--expires is in the past: a key created now would never work.");
+          }
           const created = await store.create({
             name: opts.name,
             ownerId: await resolveOwner(database, opts.owner),
@@ -198,7 +217,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
   keys
     .command("update <id>")
     .description("change a key; an account's key stays within its plan (shared uses and rate limit apply too)")
-    .option("--name <name>", "new name")
+    .option("--name <name>", "new name (1 to 64 printable characters)", keyName)
     .option("--expires <iso|never>", "new expiry, ISO 8601, or never", orClear(isoDate))
     .option("--remaining <n|unlimited>", "uses of the key's own", orClear(uses))
     .option("--ratelimit <n/seconds|none>", "at most N calls per SECONDS for this key", orClear(ratelimit))

@@ -79,3 +79,31 @@ describe.each([
     }
   });
 });
+
+describe("almanac keys and plans refuse what the account page refuses", () => {
+  const almanac = (...args: string[]) => runCli(args, { LOG_LEVEL: "silent", DATA_DIR: tempDir() });
+  it("a key name is 1 to 64 printable characters; a new key's expiry is in the future; a plan goes to an e-mail address", async () => {
+    for (const name of ["", "   ", "x".repeat(65), "evil\u202ename", "bell\u0007"]) {
+      const run = await almanac("keys", "create", "--name", name);
+      expect({ name, code: run.code, stderr: run.stderr }).toEqual({
+        name,
+        code: 1,
+        stderr:
+          "almanac: option '--name <name>' argument '" +
+          name +
+          "' is invalid. A key name is 1 to 64 printable characters.\n",
+      });
+    }
+    const past = await almanac("keys", "create", "--name", "old", "--expires", "2020-01-01");
+    expect(past).toMatchObject({ code: 1, stdout: "" });
+    expect(past.stderr).toBe("almanac: --expires is in the past: a key created now would never work.\n");
+    for (const email of ["notanemail", "", "a b@c.d"]) {
+      const run = await almanac("plans", "grant", email, "pro");
+      expect({ email, code: run.code, stderr: run.stderr }).toEqual({
+        email,
+        code: 1,
+        stderr: `almanac: ${JSON.stringify(email)} is not an e-mail address.\n`,
+      });
+    }
+  });
+});

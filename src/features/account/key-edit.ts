@@ -1,25 +1,16 @@
 import { ApiError } from "../../http/errors.js";
 import type { KeyUpdate } from "../../ports/key-store.js";
-import { CLEAR_WORDS, parseRatelimit, parseUses } from "../keys/index.js";
+import { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, parseRatelimit, parseUses } from "../keys/index.js";
 import { field } from "./http.js";
 import { EXPIRY_KEEP } from "./key-edit-view.jsx";
 import { EXPIRY_CHOICES } from "./keys-views.jsx";
 
 const DAY_MS = 86_400_000;
 
-/**
- * Not printable: control characters (C0, DEL and C1: U+009B is a terminal's CSI, and names reach
- * the operator's `almanac keys list`) and the bidirectional marks, overrides and isolates that
- * show a name other than it is (on the page, in reminder mail).
- */
-const UNPRINTABLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
-
 /** A key name from a form: 1 to 64 printable characters. */
 export function keyName(body: Record<string, unknown>): string {
   const name = field(body, "name").trim();
-  if (name.length < 1 || name.length > 64 || UNPRINTABLE.test(name)) {
-    throw new ApiError("invalid_body", "A key name is 1 to 64 printable characters.");
-  }
+  if (!isKeyName(name)) throw new ApiError("invalid_body", KEY_NAME_RULE);
   return name;
 }
 

@@ -2,7 +2,7 @@
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
 export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
-export { CLEAR_WORDS, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";
+export { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";
 export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
 export { accountKeyStore } from "./pooled-store.js";
 export { type KeyRefusal, keyRefusalError, keyRefusalMessage } from "./refusals.js";
