@@ -14,12 +14,21 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
   await database.close();
 
   let stopping = false;
+  /** A worker exited before it ever listened (port in use, a bad HOST): forking again would fail alike. */
+  let failedToStart = false;
+  const listened = new Set<number>();
   const fork = (): Worker => cluster.fork();
+  cluster.on("listening", (worker) => listened.add(worker.id));
   cluster.on("exit", (worker, code, signal) => {
+    if (!stopping && !listened.has(worker.id)) {
+      logger.fatal({ pid: worker.process.pid, code, signal }, "worker failed to start; stopping");
+      failedToStart = true;
+      stop("SIGTERM");
+    }
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         logger.info("all workers stopped");
-        process.exit(0);
+        process.exit(failedToStart ? 1 : 0);
       }
       return;
     }

@@ -76,4 +76,6 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
 export async function main(): Promise<void> {
   loadDotenvFile();
   process.exitCode = await runCli(process.argv.slice(2), processIo());
+  // A cluster worker that failed to start: its channel to the primary would keep it alive, silent.
+  if (process.exitCode !== 0 && process.connected) process.disconnect();
 }
