@@ -64,7 +64,19 @@ function email(value: string): string {
   return value;
 }
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** `--permission`, repeatable: each one a word (no spaces), as KEY_PERMISSION is. */
+const collect = (value: string, previous: string[] = []) => {
+  if (!/^\S+$/.test(value))
+    throw new InvalidArgumentError("--permission is a word without spaces, e.g. vibe.classify.");
+  return [...previous, value];
+};
+
+/** `--owner`: a user id or an e-mail address, never empty. */
+function owner(value: string): string {
+  const trimmed = value.trim();
+  if (!trimmed) throw new InvalidArgumentError("--owner is a user id or the e-mail an account signed in with.");
+  return trimmed;
+}
 
 /** An owner given as an e-mail address is the account with that address (the account page's owner id). */
 async function resolveOwner(database: Database, owner: string | undefined): Promise<string | null> {
@@ -139,7 +151,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
     .command("create")
     .description("create a key and print it (the plaintext key is shown this once)")
     .requiredOption("--name <name>", "what the key is for (1 to 64 printable characters)", keyName)
-    .option("--owner <id-or-email>", "owning account (user id, or the e-mail it signed in with)")
+    .option("--owner <id-or-email>", "owning account (user id, or the e-mail it signed in with)", owner)
     .option("--permission <permission>", "grant a permission (repeatable; default: KEY_PERMISSION)", collect)
     .option("--expires <iso>", "expiry time, ISO 8601", isoDate)
     .option("--remaining <n>", "number of uses (default: unlimited)", wholeNumber("--remaining", 0, MAX_USES))
@@ -173,7 +185,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
   keys
     .command("list")
     .description("list keys (prefix and last four characters, never the key)")
-    .option("--owner <id-or-email>", "only this account's keys")
+    .option("--owner <id-or-email>", "only this account's keys", owner)
     .action((opts: { owner?: string }) =>
       withStore(async ({ keys: store, database }) => {
         const keys = await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner));
@@ -236,6 +248,9 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
         },
       ) =>
         withStore(async ({ accountKeys: ak }) => {
+          if (opts.permission !== undefined && opts.permissions === false) {
+            throw new CliError("give --permission or --no-permissions, not both.");
+          }
           const patch = {
             ...(opts.name !== undefined && { name: opts.name }),
             ...(opts.expires && { expiresAt: opts.expires.to }),

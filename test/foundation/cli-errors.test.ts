@@ -107,3 +107,22 @@ describe("almanac keys and plans refuse what the account page refuses", () => {
     }
   });
 });
+
+describe("almanac keys: empty or contradictory options", () => {
+  it("refuses an empty --permission or --owner, and --permission with --no-permissions", async () => {
+    const almanac = (...args: string[]) => runCli(["keys", ...args], { LOG_LEVEL: "silent", DATA_DIR: tempDir() });
+    const cases: [string[], string][] = [
+      [["create", "--name", "p", "--permission", ""], "--permission"],
+      [["create", "--name", "p", "--permission", "a b"], "--permission"],
+      [["create", "--name", "p", "--owner", ""], "--owner"],
+      [["list", "--owner", " "], "--owner"],
+      [["update", "key_x", "--permission", "a", "--no-permissions"], "--no-permissions"],
+    ];
+    for (const [args, option] of cases) {
+      const run = await almanac(...args);
+      expect({ args, code: run.code, stdout: run.stdout }).toEqual({ args, code: 1, stdout: "" });
+      expect(run.stderr).toMatch(/^almanac: [^\n]+\n$/);
+      expect(run.stderr).toContain(option);
+    }
+  });
+});
