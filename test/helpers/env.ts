@@ -10,6 +10,13 @@ import { expect } from "vitest";
 export const DATABASE_URL = process.env.DATABASE_URL || undefined;
 export const REDIS_URL = process.env.REDIS_URL || undefined;
 
+/**
+ * Whether a test runner is running this (it sets VITEST in its workers). The benchmarks start
+ * servers through these helpers too, where vitest's state does not exist and the default prefix is
+ * what they clean up.
+ */
+const UNDER_VITEST = Boolean(process.env.VITEST);
+
 const prefixes = new Map<string, string>();
 
 /**
@@ -31,7 +38,7 @@ export function redisKeyPrefix(): string {
 
 /** `env` with the test file's REDIS_KEY_PREFIX when it names a Redis and no prefix of its own. */
 export const withRedisNamespace = <T extends Record<string, string | undefined>>(env: T): T =>
-  env.REDIS_URL && !env.REDIS_KEY_PREFIX ? { ...env, REDIS_KEY_PREFIX: redisKeyPrefix() } : env;
+  env.REDIS_URL && !env.REDIS_KEY_PREFIX && UNDER_VITEST ? { ...env, REDIS_KEY_PREFIX: redisKeyPrefix() } : env;
 
 /** Whether `file args…` runs and exits 0 here (a binary a suite needs is installed). */
 export function canRun(file: string, args: string[]): boolean {
