@@ -1,9 +1,8 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { knownBrowserCookieName } from "../../src/features/account/known-browser.js";
 import { SIGN_IN_LIMITS } from "../../src/features/account/sign-in-limits.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { redisReady, type TestApp, testApp } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
 import { FormAgent } from "../support/form-agent.js";
 import { accountApp, codeFor, requestCode, signIn } from "./support.js";
@@ -52,7 +51,7 @@ function reserveSuite(name: string, opts: { postgres: boolean; redis?: string })
           }),
         );
       }
-      for (const t of instances) if (t.deps.redis && t.deps.redis.status !== "ready") await once(t.deps.redis, "ready");
+      await redisReady(instances);
     });
     afterAll(() => Promise.all(instances.slice(1).map((t) => t.close())));
 

@@ -1,10 +1,9 @@
 import { randomInt } from "node:crypto";
-import { once } from "node:events";
 import http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
 import type { KeyStore, KeyVerification } from "../../src/ports/key-store.js";
-import { errorOf, expectRateLimited, type TestApp, testApp, testServer } from "../helpers/app.js";
+import { errorOf, expectRateLimited, redisReady, type TestApp, testApp, testServer } from "../helpers/app.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 
 const PATH = "/v1/holidays?country=GB&year=2024";
@@ -221,11 +220,7 @@ describe.skipIf(!REDIS_URL)(`demo tier shared through Redis ${skipReason({ redis
     a = await testApp(env);
     b = await testApp(env);
     opened.push(a, b);
-    // Until a client is connected its counts go to the in-process fallback limiter.
-    for (const t of [a, b]) {
-      const redis = t.deps.redis;
-      if (redis && redis.status !== "ready") await once(redis, "ready");
-    }
+    await redisReady([a, b]);
     const get = (t: TestApp) => t.app.request(PATH, { headers: { "x-forwarded-for": ip } });
     for (let i = 1; i <= 60; i++) {
       const res = await get(i % 2 ? a : b);
@@ -249,10 +244,7 @@ describe.skipIf(!REDIS_URL)(`REDIS_KEY_PREFIX on one Redis ${skipReason({ redis:
     const [one, other] = [prefix("one"), prefix("other")];
     const [a, b, c] = [await testApp(env(one)), await testApp(env(one)), await testApp(env(other))];
     opened.push(a, b, c);
-    for (const t of [a, b, c]) {
-      const redis = t.deps.redis;
-      if (redis && redis.status !== "ready") await once(redis, "ready");
-    }
+    await redisReady([a, b, c]);
     const status = async (t: TestApp) => (await t.app.request(PATH, { headers: { "x-forwarded-for": ip } })).status;
     expect([await status(a), await status(b), await status(a)]).toEqual([200, 200, 429]);
     expect([await status(c), await status(c), await status(c)]).toEqual([200, 200, 429]);

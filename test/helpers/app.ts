@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import pino from "pino";
 import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
@@ -29,6 +30,17 @@ export async function testApp(
   const deps: AppDeps = { ...built, ...patch(built) };
   const app = createApp(deps);
   return { app, deps, config, close: () => closeDeps(deps) };
+}
+
+/**
+ * Waits until each app's Redis client is connected: until then its counts go to the in-process
+ * fallback limiter and its cache to memory, so a test of what instances share starts here.
+ */
+export async function redisReady(apps: readonly TestApp[]): Promise<void> {
+  for (const { deps } of apps) {
+    const redis = deps.redis;
+    if (redis && redis.status !== "ready") await once(redis, "ready");
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { CachedLoader } from "../../src/features/shared/cached-loader.js";
 import { fakeOpenMeteo } from "../fakes/open-meteo.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { redisReady, type TestApp, testApp } from "../helpers/app.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 
 describe("MemoryCache and CachedLoader", () => {
@@ -81,10 +81,7 @@ describe.skipIf(!REDIS_URL)(`weather caches shared through Redis ${skipReason({ 
     meteo = await fakeOpenMeteo();
     apps.push(await instance(), await instance());
     // The client has no offline queue: until it is connected the cache (rightly) falls back to memory.
-    for (const a of apps) {
-      const redis = a.deps.redis as Redis;
-      if (redis.status !== "ready") await new Promise((r) => redis.once("ready", r));
-    }
+    await redisReady(apps);
     admin = new Redis(REDIS_URL as string);
   });
   afterAll(async () => {

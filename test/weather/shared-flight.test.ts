@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeOpenMeteo } from "../fakes/open-meteo.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
 import type { UpstreamFake } from "../fakes/upstream-fake.js";
-import { errorOf, type TestApp, testApp } from "../helpers/app.js";
+import { errorOf, redisReady, type TestApp, testApp } from "../helpers/app.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,10 +29,7 @@ describe.skipIf(!REDIS_URL)(`one upstream call per burst across instances ${skip
       UPSTREAM_TIMEOUT_MS: "2000",
     };
     apps = [await testApp(env), await testApp(env)];
-    for (const a of apps) {
-      const redis = a.deps.redis as Redis;
-      if (redis.status !== "ready") await new Promise((r) => redis.once("ready", r));
-    }
+    await redisReady(apps);
   });
   afterAll(async () => {
     for (const a of apps) await a.close();
