@@ -1,5 +1,5 @@
 /**
- * `npm run bench:clients`: what 100,000 distinct clients cost the server (issue 25.3). Almanac on its
+ * `npm run bench:clients`: what 100,000 distinct clients cost the server. Almanac on its
  * embedded defaults behind one trusted proxy hop (TRUST_PROXY=1) answers N counted demo-tier GETs,
  * first all from one client, then each from a client of its own (distinct IPv4 addresses, then
  * distinct IPv6 /64s). Reported: the server's RSS growth over each phase and its CPU time per
@@ -70,7 +70,7 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
 
 const rows = [
   ...(await measure("embedded (limits.db)", {})),
-  // Nothing listens on port 1: every decision is the in-process fallback's (bounded, issue 25.3).
+  // Nothing listens on port 1: every decision is the in-process fallback's (bounded).
   ...(await measure("Redis unreachable (in-process fallback)", { REDIS_URL: "redis://127.0.0.1:1" })),
 ];
 console.log(`Node ${process.version}, TRUST_PROXY=1, ${CONCURRENCY} connections\n`);

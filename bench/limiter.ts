@@ -13,7 +13,7 @@ import { MEMORY_LIMITER_MAX_KEYS, MemoryRateLimiter } from "../src/adapters/memo
  * turn). `node --import tsx bench/limiter.ts`; best of 7 rounds of ~4,000 decisions each, for a
  * spend (1 point) and a look (0 points: the invalid-key check of a known key).
  *
- * Then the in-process limiter (the fallback while Redis is unreachable, issue 25.3): heap growth
+ * Then the in-process limiter (the fallback while Redis is unreachable): heap growth
  * for 100,000 and 1,000,000 distinct clients of the hour-long demo rule, and CPU per decision for
  * a new client and a repeat one, against rate-limiter-flexible's RateLimiterMemory it replaced.
  */

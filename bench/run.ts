@@ -23,7 +23,7 @@ const LOOKUP_PATHS = {
   vat: "/v1/vat?code=DE",
   weather: "/v1/weather?postcode=SW1A1AA",
 } as const;
-/** Issue 11's classify goal, 40,000 texts/s, was set against an 85,000 req/s yardstick. */
+/** The classify goal, 40,000 texts/s, was set against an 85,000 req/s yardstick. */
 const TEXTS_PER_YARDSTICK_REQUEST = 40_000 / 85_000;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
@@ -261,7 +261,7 @@ async function main() {
     "",
     table(rows),
     "",
-    "## Targets (issues 6 and 11)",
+    "## Targets",
     "",
     checks(list),
     "",

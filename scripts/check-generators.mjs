@@ -1,5 +1,5 @@
 /**
- * Issue 21's client check: the served /v1/openapi.json through three generators
+ * The client check: the served /v1/openapi.json through three generators
  * (openapi-typescript + openapi-fetch, @hey-api/openapi-ts, orval), then `tsc --strict` over a
  * program per generator that calls every operation and branches on every declared status (and,
  * where the generator types them, names every declared response header and checks X-Request-Id

@@ -22,7 +22,7 @@ interface Table {
  *
  * rate-limiter-flexible's `RateLimiterMemory` keeps a record and a timer per key until its window
  * ends, so a flood of distinct client addresses (one request each) grows the heap for as long as a
- * window lasts — about 500 MB for 100,000 clients on the hour-long demo tier (issue 25). Here a rule
+ * window lasts — about 500 MB for 100,000 clients on the hour-long demo tier. Here a rule
  * counts at most `maxKeys` keys one by one; once that many windows are open, a key that has none
  * is counted in the rule's one overflow window, shared with every other such key. So a flood errs
  * on the side of limiting: the newcomers share one budget until windows end and free their places.

@@ -101,7 +101,6 @@ async function withAdmin(io: CliIo, loadConfig: () => Config, fn: (admin: AdminD
   }
 }
 
-/** `almanac keys create|list|revoke|roll`: same configuration as the server, safe while it runs. */
 /** `almanac plans grant|list|show`: the operator's side of plans (features/keys/plans.ts). */
 export function registerPlansCommands(program: Command, io: CliIo, loadConfig: () => Config): void {
   const print = (value: unknown) => printJson(io, value);
@@ -141,6 +140,7 @@ export function registerPlansCommands(program: Command, io: CliIo, loadConfig: (
     );
 }
 
+/** `almanac keys create|list|update|revoke|roll`: same configuration as the server, safe while it runs. */
 export function registerKeysCommands(program: Command, io: CliIo, loadConfig: () => Config): void {
   const print = (value: unknown) => printJson(io, value);
   const keys = program.command("keys").description("manage API keys (embedded store, or Unkey with UNKEY_ROOT_KEY)");

@@ -133,7 +133,7 @@ const migrations: Record<string, Migration> = {
   },
   // keys: rolls share one quota (api_keys.quota_of), link old → new, and run once per key; the
   // account's quota and rate limit are the account's (account_quotas), not each key's.
-  // keys: refused calls per key and hour beside the charged ones (issue 23.2, the account chart).
+  // keys: refused calls per key and hour beside the charged ones (the account chart).
   "024_key_usage_refused": {
     async up(db: Kysely<unknown>) {
       await db.schema

@@ -45,7 +45,11 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
-/** An expected failure, rendered by the one error renderer. Throw it only at the HTTP edge. */
+/**
+ * An expected failure, rendered by the one error renderer. Route handlers and the HTTP-facing
+ * steps they call (a feature's `route.ts`, `handler.ts`, `send.ts`) throw it; domain code and
+ * ports return their failures as values (`src/lib/result.ts`) for those steps to map.
+ */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
   readonly reason?: string;

@@ -1,11 +1,3 @@
-import { createHash } from "node:crypto";
-import type { Context, MiddlewareHandler, TypedResponse } from "hono";
-import { RETAINED_304_HEADERS } from "hono/etag";
-import { sha1Hex } from "../lib/hash.js";
-import { reuseUntil } from "./answer-cache.js";
-import { type Contract, type Documented, documented, HEADERS_MAX, type HeaderDoc } from "./contract.js";
-import type { AppEnv } from "./types.js";
-
 /**
  * HTTP caching for a lookup the way CDNs and clients expect: a strong `ETag` (hex SHA-1 of the body,
  * as hono/etag writes it; the route sets it with `taggedJson` from the string it sends) on every
@@ -18,6 +10,14 @@ import type { AppEnv } from "./types.js";
  * No `Vary`: the body depends on the URL alone (a key changes limits, never the answer).
  * Errors are never cached or tagged.
  */
+import { createHash } from "node:crypto";
+import type { Context, MiddlewareHandler, TypedResponse } from "hono";
+import { RETAINED_304_HEADERS } from "hono/etag";
+import { sha1Hex } from "../lib/hash.js";
+import { reuseUntil } from "./answer-cache.js";
+import { type Contract, type Documented, documented, HEADERS_MAX, type HeaderDoc } from "./contract.js";
+import type { AppEnv } from "./types.js";
+
 const DAY_SEC = 86_400;
 
 /**
@@ -61,6 +61,7 @@ function cacheContract(pinnedBy: string, maxAgeSec: number): Contract {
   };
 }
 
+/** One lookup's caching middleware (module comment); `pinnedBy`: the query parameter that pins its answer. */
 export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date): Documented<MiddlewareHandler<AppEnv>> {
   // One middleware, in the order hono/etag under a Cache-Control wrapper had it: the tag (and a
   // 304), then Cache-Control on a 200 or 304. The routes tag their own answers (taggedJson);

@@ -18,7 +18,7 @@ const KNOWN_MAX = 10_000;
  * Verdicts that say the token exists (whatever else they refuse): not a guess. A revoked or
  * expired key is one too: a fleet still sending the key its owner just rolled (a leak) or let
  * expire is told 401 each time, but spends no point, so its address is not locked out of the
- * replacement (20 calls with the old key did that for 10 minutes).
+ * replacement.
  */
 const EXISTS = new Set(["VALID", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED", "DISABLED", "EXPIRED"]);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FormAgent } from "../support/form-agent.js";
 import { accountApp, accountPage, requestCode } from "./support.js";
 
-/** Issue 23.1: the account page works on the host it was opened on. */
+/** The account page works on the host it was opened on. */
 describe("sign-in without PUBLIC_URL, on whatever host the page was opened", () => {
   // The app believes it is http://localhost:8080 (the default); the browser opened 127.0.0.1.
   const acct = accountApp("http://localhost:8080", { env: () => ({ PUBLIC_URL: undefined, PORT: "8080" }) });

@@ -29,7 +29,7 @@ function formFields(html: string): Record<string, string> {
   return form;
 }
 
-/** Managing keys on the account page (issue 23.2 and 23.6), over HTTP. */
+/** Managing keys on the account page, over HTTP. */
 describe("account page: managing keys", () => {
   const acct = accountApp(PUBLIC_URL);
 
@@ -137,7 +137,7 @@ describe("account page: managing keys", () => {
     expect(bars.slice(0, -1).every((h) => h === 0)).toBe(true);
   });
 
-  it("the chart draws refused calls beside allowed ones (issue 23.2): a 403 for a missing permission", async () => {
+  it("the chart draws refused calls beside allowed ones: a 403 for a missing permission", async () => {
     const agent = await acct.signIn("chart-refused@example.test");
     const { csrf } = await accountPage(agent);
     const res = await agent.post("/account/keys", { csrf, name: "lookups only", permissions_offered: "1" });

@@ -46,7 +46,7 @@ const call = (acct: AccountApp, key: string, path = "/v1/vibe/classify") =>
 const usesLeft = async (acct: AccountApp, key: string) =>
   ((await (await call(acct, key, "/v1/usage")).json()) as { remaining_uses: number | null }).remaining_uses;
 
-/** Keys and quotas that cannot be gamed (issue 19), over HTTP on the account page. */
+/** Keys and quotas that cannot be gamed, over HTTP on the account page. */
 function suite(acct: AccountApp) {
   it("a roll with a grace period leaves the replacement with the old key's own expiry (never), not the grace end", async () => {
     const agent = await acct.signIn("grace-expiry@example.test");

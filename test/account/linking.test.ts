@@ -130,7 +130,7 @@ describe("linking an OIDC identity (real oidc-provider on 127.0.0.1)", () => {
     expect(html).toContain("cy@example.test");
   });
 
-  it("signs up directly with an identity whose verified e-mail has no account yet (issue 23.3)", async () => {
+  it("signs up directly with an identity whose verified e-mail has no account yet", async () => {
     provider.idp().setUser({ sub: "idp-stranger", email: "stranger@idp.example", emailVerified: true });
     const stranger = acct.agent();
     const tried = await stranger.follow(

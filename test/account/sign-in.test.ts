@@ -70,7 +70,7 @@ describe("e-mail sign-in", () => {
     expect(pages[0]).toContain("2 tries left");
     expect(pages[1]).toContain("1 try left");
     expect(pages[2]).toContain("Too many wrong codes: that code no longer works. Send a new one below.");
-    // Back to the address form, the address still filled in (issue 23.6); a reload says it once.
+    // Back to the address form, the address still filled in; a reload says it once.
     expect(pages[2]).toMatch(/<input id="email"[^>]*value="guess@example.test"/);
     expect(pages[2]).not.toContain('id="code"');
     const reload = await (await agent.get("/account")).text();

@@ -124,14 +124,14 @@ describe.skipIf(!existsSync(CHROMIUM))(`account page in Chromium${NO_CHROMIUM}`,
     await shot("08-signed-out");
     expect((await page.context().cookies()).some((c) => c.name === "almanac.session_token")).toBe(false);
 
-    // Back in directly with the linked identity (issue 23.3): one button, the IdP round trip, the account.
+    // Back in directly with the linked identity: one button, the IdP round trip, the account.
     await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
     await page.getByRole("heading", { name: "Your account" }).waitFor();
     expect(await page.getByText("grace@example.test").count()).toBe(1);
     await shot("09-signed-in-with-idp");
   });
 
-  it("a new person signs up with the identity provider directly: a new account, its identity linked (issue 23.3)", async () => {
+  it("a new person signs up with the identity provider directly: a new account, its identity linked", async () => {
     idp.setUser({ sub: "idp-newcomer", email: "newcomer@idp.example", name: "Newcomer", emailVerified: true });
     const fresh = await (await site.browser.newContext()).newPage();
     await fresh.goto(`${base}/account`);

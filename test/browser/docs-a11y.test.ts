@@ -4,7 +4,7 @@ import { seriousViolations } from "../support/axe.js";
 import { type BrowserSite, CHROMIUM, NO_CHROMIUM, SHOTS, startBrowserSite } from "../support/browser.js";
 
 /**
- * /docs as a whole, the reference renderer included (issue 23.5): with POST /v1/vibe/classify open
+ * /docs as a whole, the reference renderer included: with POST /v1/vibe/classify open
  * and "Try it out" on (the state with the most controls) and GET /v1/moon tried (a live answer with
  * its headers), in light and dark, on a phone and a laptop.
  */

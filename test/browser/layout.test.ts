@@ -40,7 +40,7 @@ function layoutFaults(page: Page) {
   });
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(`account pages fit laptops and phones (issue 23.4)${NO_CHROMIUM}`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`account pages fit laptops and phones${NO_CHROMIUM}`, () => {
   let site: BrowserSite;
   let context: BrowserContext;
   let page: Page;

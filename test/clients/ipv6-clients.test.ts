@@ -9,7 +9,7 @@ import { clientOf, forwardedFor, networkOf } from "../../src/http/client-ip.js";
 import { type TestApp, type TestServer, testApp, testServer } from "../helpers/app.js";
 import { canRun } from "../helpers/env.js";
 
-/** Issue 25: per-client limits count an IPv6 client by its network, not by one of its 2^64 addresses. */
+/** Per-client limits count an IPv6 client by its network, not by one of its 2^64 addresses. */
 const PATH = "/v1/moon?date=2024-01-25";
 
 describe("networkOf and forwardedFor", () => {

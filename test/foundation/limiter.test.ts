@@ -44,7 +44,7 @@ describe("in-process limiter", () => {
   });
 });
 
-describe("in-process limiter under a flood of distinct clients (issue 25.3)", () => {
+describe("in-process limiter under a flood of distinct clients", () => {
   it("counts at most maxKeys keys one by one; newcomers past that share one window, so a flood errs on limiting", async () => {
     let clock = 1_000_000;
     const limiter = new MemoryRateLimiter(3, () => clock);

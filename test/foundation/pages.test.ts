@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorOf, type TestApp, testApp } from "../helpers/app.js";
 
-/** Issue 23.4 and 23.7: standards-mode pages, an icon, and HTML errors for people only. */
+/** Standards-mode pages, an icon, and HTML errors for people only. */
 let t: TestApp;
 beforeAll(async () => {
   t = await testApp();

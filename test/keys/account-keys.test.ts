@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe("AccountKeys returns its refusals as values (issue 22.4)", () => {
+describe("AccountKeys returns its refusals as values", () => {
   it("create over the plan's caps, roll and update of a missing key, edits beyond the plan", async () => {
     const ak = t.deps.accountKeys;
     const owner = { ownerId: "user_values", email: "values@example.test", permissions: [], expiresAt: null };

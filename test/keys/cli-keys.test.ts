@@ -7,7 +7,7 @@ import { bearer, classify } from "../vibe/harness.js";
 const PUBLIC_URL = "http://localhost:8080";
 const newKeyOf = (html: string) => /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(html)?.[1] ?? "";
 
-describe("almanac keys update / revoke / roll and plans grant (issue 19)", () => {
+describe("almanac keys update / revoke / roll and plans grant", () => {
   const acct = accountApp(PUBLIC_URL);
   const almanac = async (...args: string[]) => {
     const { code, stdout, stderr } = await runCli(args, { LOG_LEVEL: "silent", DATA_DIR: acct.t.config.DATA_DIR });

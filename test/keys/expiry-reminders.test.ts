@@ -22,7 +22,7 @@ function keepingLane(refuse = false): MailLane & { sent: OutgoingMail[] } {
 
 for (const pg of [false, true]) {
   describe.skipIf(pg && !DATABASE_URL)(
-    `a mail a week before a key expires (issue 23.2) on ${pg ? `PostgreSQL ${skipReason({ postgres: true }) ?? ""}` : "SQLite"}`,
+    `a mail a week before a key expires on ${pg ? `PostgreSQL ${skipReason({ postgres: true }) ?? ""}` : "SQLite"}`,
     () => {
       const acct = accountApp("http://localhost:8080", { postgres: pg });
 

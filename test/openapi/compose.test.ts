@@ -6,7 +6,7 @@ import { documented, errorAnswer } from "../../src/http/contract.js";
 import { METHOD_NOT_ALLOWED_CONTRACT } from "../../src/http/method-not-allowed.js";
 
 /**
- * Issue 21.1: an operation's responses are its route's own plus those of every middleware on its
+ * An operation's responses are its route's own plus those of every middleware on its
  * path, read off the chain itself. Mounting a documented middleware on a path is all it takes: its
  * answers and headers appear on that path's operations (the ones it applies to), nowhere else, and
  * what is mounted outside it stamps its answers too.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
 
-/** What issue 21 asks of the document itself, each checked through HTTP against the served document. */
+/** What the document promises of itself, each checked through HTTP against the served document. */
 
 type Parameter = { in: string; name: string; style?: string; explode?: boolean; schema?: Record<string, unknown> };
 type Operation = {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FuzzRig, fuzzRig, hostileString, SEED, WEBHOOK_SECRET } from "../resilience/fuzz.js";
 
 /**
- * The server held to the document both ways (issue 21.1), by a fuzz whose arbitraries are read off
+ * The server held to the document both ways, by a fuzz whose arbitraries are read off
  * the served document: for every client operation, its query parameters, its header parameters and
  * its JSON body come from the document's schemas (patterns, enums, ranges, lengths, list sizes),
  * mixed with wild values. The document itself (Ajv over each parameter and the body) says whether a

@@ -5,7 +5,6 @@ import { testApp } from "../helpers/app.js";
 /**
  * Answers the fuzzers never meet (their mail lane accepts, their upstreams answer, their demo limit
  * is a million), held to the document like theirs: every header is declared for its status.
- * Issue 21.3 named the contact desk's 502 among the answers that sent RateLimit undeclared.
  */
 const PROTOCOL = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
 

@@ -23,7 +23,7 @@ const place: Place = {
 
 const lookup = (resolve: (postcode: string) => Promise<Resolution>) => new PlaceLookup({ resolve }, new MemoryCache());
 
-describe("PlaceLookup returns its failures as values (issue 22.4)", () => {
+describe("PlaceLookup returns its failures as values", () => {
   it("a place, or not_found with the reason (and a retired postcode's details)", async () => {
     const answers: Record<string, Resolution> = {
       "SW1A 2AA": { kind: "found", place },

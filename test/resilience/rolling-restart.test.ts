@@ -8,7 +8,7 @@ import { hasNginx, Nginx } from "../support/nginx.js";
 const INSTANCES = 3;
 /**
  * Requests per second, half GETs, half charged POSTs, open loop (sent on time whatever the answers
- * do). 200 is issue 18's goal; `ROLLING_RATE` sets another.
+ * do). 200 is the goal; `ROLLING_RATE` sets another.
  */
 const RATE = Number(process.env.ROLLING_RATE ?? 200);
 const USES = 1_000_000;

@@ -25,7 +25,7 @@ function recordingStore(): IdempotencyStore & { calls: string[] } {
 const ref = { scope: "test", key: "k" };
 const timing = { leaseMs: 60_000, waitMs: 1_000 };
 
-describe("shared/idempotency returns a cut request as a value (issue 22.4)", () => {
+describe("shared/idempotency returns a cut request as a value", () => {
   it("unlessAborted: the work's value, or `cut` when the signal aborts first", async () => {
     expect(await unlessAborted(Promise.resolve(1))).toEqual({ ok: true, value: 1 });
     expect(await unlessAborted(Promise.resolve(1), AbortSignal.abort())).toEqual({ ok: false, error: { kind: "cut" } });

@@ -10,7 +10,7 @@ import { TrainedClassifier } from "../../src/adapters/classifier/trained.js";
  * The CI accuracy check: the shipped model on the fixed test splits of ../shared/data/sentiment
  * (texts it was never trained on) may not fall more than 2 points below the figures its model
  * card cites (src/adapters/classifier/model/metrics.json, written by the trainer), and the card is
- * the served version's, with issue 20's 3-class goal (VADER − 1 point) met on every held-out corpus.
+ * the served version's, with the 3-class goal (VADER − 1 point) met on every held-out corpus.
  */
 const present = hasSentimentData();
 if (!present) console.warn(`model-accuracy: skipped, no sentiment data at ${sentimentDir()} (set SENTIMENT_DATA_DIR)`);

@@ -9,7 +9,7 @@ import { goalChecks } from "../../scripts/train-report.js";
 
 /**
  * `npm run eval:sentiment -- --extra DIR`: extra held-out rating files (VADER's format, CRLF as
- * VADER's archive ships them) scored beside VADER with issue 20's goals per set. Uses generated
+ * VADER's archive ships them) scored beside VADER with the model's goals per set. Uses generated
  * files only: CI never needs the real ones.
  */
 describe("extra held-out rating files", () => {
@@ -47,7 +47,7 @@ describe("extra held-out rating files", () => {
     expect(sets[0]?.examples[3]?.text).toBe("Shown in café Noir.");
   });
 
-  it("both models scored per set, with issue 20's goals; a set wholly in the training corpora is skipped", () => {
+  it("both models scored per set, with the model's goals; a set wholly in the training corpora is skipped", () => {
     const sets = loadExtraSets(dir, new Set(["I love this"]));
     const sure = (t: string) =>
       t.includes("gorgeous")

@@ -164,7 +164,7 @@ export function authOptions(deps: AuthDeps) {
     // Expired states and codes are deleted by the expired-rows sweep (sweep.ts), not by the next
     // OAuth callback's request.
     verification: { modelName: "auth_verification", disableCleanup: true },
-    // Sign-up with an identity provider (issue 23.3) only for an address the provider has verified
+    // Sign-up with an identity provider only for an address the provider has verified
     // (e-mail codes verify their own): an account made for an unverified address would wait for
     // that address's owner to sign in by code and find someone else's identity already in it.
     databaseHooks: {
@@ -251,7 +251,7 @@ export function authOptions(deps: AuthDeps) {
       // better-auth would add `__Secure-`; our prefix already carries `__Host-` on https.
       useSecureCookies: false,
       defaultCookieAttributes: { secure: cookies.secure, httpOnly: true, sameSite: "lax" as const, path: "/" },
-      // Its own window counts an IPv6 client by the same network as Almanac's limits (issue 25.1).
+      // Its own window counts an IPv6 client by the same network as Almanac's limits.
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER], ipv6Subnet: config.CLIENT_IPV6_PREFIX },
       // better-auth skips its origin and callbackURL checks when NODE_ENV=test: keep them on, so
       // the tests run what production runs.
