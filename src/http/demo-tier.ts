@@ -83,12 +83,12 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
 }
 
 /**
- * The demo tier (README "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
+ * The demo tier (docs/api.md "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
  * `Authorization` header is verified instead: a valid key is not counted (it spends a use of
  * the key, given back when the answer is an error; the answer carries the key's own RateLimit headers
  * when it has a rate limit), a rejected one gets the key's 401/403/429, and when the verifier is down the call falls back to the demo tier
- * (README "Demo tier"). The decision is kept on the request's exchange, from which the envelope
+ * (docs/api.md "Demo tier"). The decision is kept on the request's exchange, from which the envelope
  * (envelope.ts) puts `RateLimit-Policy` and `RateLimit` on the answer, whatever it is; a
  * decision the hot lane already took (it hands a refusal on to the app) is not taken again.
  */

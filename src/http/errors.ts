@@ -5,7 +5,7 @@ import { isConnectionFailure } from "../db/connection-failure.js";
 import { type Contract, errorAnswer, type HeaderDoc, retryAfterHeader } from "./contract.js";
 import { noteFailure } from "./failure.js";
 
-/** The closed set of error codes (README "Every response" lists each with its status). */
+/** The closed set of error codes (docs/api.md "Every response" lists each with its status). */
 export const ERROR_STATUS = {
   invalid_body: 400,
   unauthorized: 401,

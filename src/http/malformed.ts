@@ -11,7 +11,7 @@ import { ApiError, type ErrorCode, errorBody } from "./errors.js";
  * Requests the app can never be given, answered at the node:http edge in the one error shape with
  * an `X-Request-Id` (never Node's or @hono/node-server's bare 400), and the connection closed:
  * what the parser refuses (`clientError`), a CONNECT, and a request without a usable Host or
- * target. Docs: README "Every response".
+ * target. Docs: docs/api.md "Every response".
  */
 
 // RFC 3986 authority without userinfo: reg-name or IP literal, optional port.

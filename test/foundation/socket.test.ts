@@ -167,7 +167,7 @@ describe("HTTP core, over a real socket", () => {
   });
 
   // Node's parser counts the request line with the headers (16 KiB): a very long query string is
-  // refused the same way as a very long header, 431 in the error shape (README "Every response").
+  // refused the same way as a very long header, 431 in the error shape (docs/api.md "Every response").
   it.each([
     ["a query string of 20,000 characters", `GET /v1/moon?x=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
     ["a header of 20,000 characters", `GET /v1/moon HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`],

@@ -10,7 +10,7 @@ import type { SignInAction } from "./sign-in-limits.js";
 const SEND_OTP_PATH = "/api/auth/email-otp/send-verification-otp";
 
 /**
- * The better-auth routes the product uses (README "Accounts"), by method and path under
+ * The better-auth routes the product uses (docs/api.md "Accounts and the account page"), by method and path under
  * /api/auth; everything else better-auth would serve is a 404. `limit` marks the routes that
  * send or check a code, which spend the per-address and per-IP sign-in budgets.
  */
