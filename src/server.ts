@@ -33,6 +33,9 @@ export interface RunningServer {
  */
 export const KEEP_ALIVE_MARGIN_MS = 1000;
 
+/** How long, once the connections are gone, the handlers of cut requests get to undo their work. */
+const SETTLE_MAX_MS = 3000;
+
 /** The `timeout=N` (seconds) the server's `Keep-Alive` header gives for KEEP_ALIVE_TIMEOUT_MS. */
 export const advertisedKeepAliveSec = (keepAliveMs: number): number =>
   Math.floor(Math.max(0, keepAliveMs - KEEP_ALIVE_MARGIN_MS) / 1000);
@@ -96,6 +99,9 @@ export async function startServer(app: App, deps: AppDeps, at: { port: number; h
       logger.info({ listening_ms, arrivals, connections: drain.sockets }, "drain: listener closed");
       await closed;
       clearTimeout(force);
+      // A request cut at the deadline: its handler gives back its use and frees its key first.
+      if (!(await drain.settled(SETTLE_MAX_MS)))
+        logger.warn({ handlers: drain.writing }, "shutdown: handlers of cut requests still running");
       logger.info({ drain_ms: Math.round(performance.now() - began) }, "drained");
       server.close(); // nothing left to close: this stops Node's timeout checks
     })();

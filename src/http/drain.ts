@@ -55,6 +55,8 @@ export class Drain {
   /** Connections accepted since the drain began, per half second after it (for the drain's log). */
   readonly #arrivals: number[] = [];
   readonly #sockets = new Set<Socket>();
+  /** Handlers of requests other than GET and HEAD still running (their answer may be long sent or cut). */
+  readonly #writes = new Set<Promise<unknown>>();
 
   /** Whether the drain has begun (the process is shutting down). */
   get active(): boolean {
@@ -120,14 +122,49 @@ export class Drain {
 
   /**
    * Wraps the request listener: while draining, the answer closes its connection, and what
-   * `refuses` names goes to `refuse` instead of `next`.
+   * `refuses` names goes to `refuse` instead of `next`. The handler of every request that may
+   * write (any method but GET and HEAD) is followed until it returns, for `settled`.
    */
   wrap(next: RequestListener, refuse: RequestListener): RequestListener {
     return (req, res) => {
-      if (!this.#active) return next(req, res);
-      res.shouldKeepAlive = false;
-      if (this.refuses(req)) return refuse(req, res);
-      next(req, res);
+      if (this.#active) {
+        res.shouldKeepAlive = false;
+        if (this.refuses(req)) return refuse(req, res);
+      }
+      const running = next(req, res) as unknown;
+      if (req.method !== "GET" && req.method !== "HEAD" && running instanceof Promise) this.#follow(running);
     };
+  }
+
+  #follow(running: Promise<unknown>): void {
+    this.#writes.add(running);
+    const done = () => this.#writes.delete(running);
+    running.then(done, done);
+  }
+
+  /** Handlers of writing requests still running. */
+  get writing(): number {
+    return this.#writes.size;
+  }
+
+  /**
+   * Resolves once every writing request's handler has returned, or after `maxMs` (with `false`).
+   * A request cut at the shutdown deadline loses its connection at once, but its handler still
+   * gives back what the cut job spent and frees its Idempotency-Key: the process closes its
+   * stores only after that (server.ts), so a retry elsewhere runs at once.
+   */
+  async settled(maxMs: number): Promise<boolean> {
+    const until = performance.now() + maxMs;
+    while (this.#writes.size > 0) {
+      const left = until - performance.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, left);
+      });
+      await Promise.race([Promise.allSettled([...this.#writes]), timeout]);
+      clearTimeout(timer);
+    }
+    return true;
   }
 }

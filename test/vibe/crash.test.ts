@@ -10,7 +10,9 @@ import { type ServerProcess, spawnServer } from "../helpers/process.js";
 import { PERMISSION, remainingOf, until } from "./harness.js";
 
 const USES = 10;
-const LEASE_MS = 1000;
+const SHORT_LEASE = { IDEMPOTENCY_LEASE_MS: "1000", IDEMPOTENCY_WAIT_MS: "20000" };
+/** IDEMPOTENCY_LEASE_MS and IDEMPOTENCY_WAIT_MS left at their defaults (30 s, 5 s). */
+const DEFAULT_LEASE = {};
 
 let provider: FakeClassifierProvider;
 let dataDir: string;
@@ -35,16 +37,17 @@ afterEach(async () => {
   await database.close();
 });
 
-/** `almanac serve` on the shared SQLite data directory, classifying through the gateable fake. */
-const serve = (env: Record<string, string> = {}) =>
+/**
+ * `almanac serve` on the shared SQLite data directory, classifying through the gateable fake; with
+ * a short lease and a long wait unless `env` is `DEFAULT_LEASE`.
+ */
+const serve = (env: Record<string, string> = SHORT_LEASE) =>
   spawnServer(
     {
       DATA_DIR: dataDir,
       LOG_LEVEL: "silent",
       CLASSIFIER_URL: `${provider.url}/models/sentiment`,
       UPSTREAM_TIMEOUT_MS: "30000",
-      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
-      IDEMPOTENCY_WAIT_MS: "20000",
       ...env,
     },
     { startTimeoutMs: 60_000 },
@@ -74,10 +77,9 @@ async function cutMidJob(s: ServerProcess, key: string, id: string): Promise<{ c
   return { cut };
 }
 
-/** After the first process is gone: a retry on a fresh process runs the job and answers 200, once in all. */
-async function retryRuns(key: string, id: string) {
+/** After the first process is gone: a retry on `next` runs the job and answers 200, once in all. */
+async function retryRuns(next: ServerProcess, key: string, id: string) {
   provider.release();
-  const next = await serve();
   const retry = await post(next, key);
   expect(retry.status).toBe(200);
   expect(retry.headers.get("idempotent-replayed")).toBeNull();
@@ -95,16 +97,20 @@ describe("a request cut mid-job does not lock its Idempotency-Key, nor charge tw
     first.proc.kill("SIGKILL");
     await first.exited;
     expect(await cut).toBeInstanceOf(Error);
-    await retryRuns(key, id);
+    await retryRuns(await serve(), key, id);
   }, 120_000);
 
-  it("SIGTERM with the job still running at SHUTDOWN_TIMEOUT_MS: cut, and a retry on another process runs", async () => {
+  it("SIGTERM with the job still running at SHUTDOWN_TIMEOUT_MS: its use is given back and its key freed before exit, default lease", async () => {
     const { key, id } = await keys.create({ name: "drain", permissions: [PERMISSION], remaining: USES });
-    const first = await serve({ SHUTDOWN_TIMEOUT_MS: "500" });
+    const first = await serve({ ...DEFAULT_LEASE, SHUTDOWN_TIMEOUT_MS: "500" });
+    const other = await serve(DEFAULT_LEASE);
     const { cut } = await cutMidJob(first, key, id);
     first.proc.kill("SIGTERM");
     expect(await first.exited).toBe(0);
-    await cut;
-    await retryRuns(key, id);
+    expect(await cut).toBeInstanceOf(Error);
+    // Paid back by the time the process is gone, not when its 30 s lease would have run out.
+    expect(await remainingOf(keys, id)).toBe(USES);
+    // The retry on the instance still running runs the job at once (no 409 "still in progress").
+    await retryRuns(other, key, id);
   }, 120_000);
 });
