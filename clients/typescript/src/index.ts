@@ -2,118 +2,94 @@
  * @almanac/client: the Almanac API's types (generated from its OpenAPI document by
  * openapi-typescript, see scripts/generate.ts) behind openapi-fetch, with a thin layer that
  *
- * - sends the API key as `Authorization: Bearer …`,
+ * - sends the API key as `Authorization: Bearer …` and a `User-Agent` naming this client,
  * - adds an `Idempotency-Key` to every POST (kept across retries, so a retry is never charged twice),
- * - retries 429 and 503 after their `Retry-After`, a bounded number of times and never for
- *   longer than `maxRetryDelayMs` at once,
+ * - bounds every attempt by `timeoutMs` and honours an `AbortSignal` at once, waits included,
+ * - retries 429 and 503 after their `Retry-After`, and failed connections and timeouts of GETs
+ *   and keyed POSTs after a backoff with jitter, a bounded number of times,
  * - throws an `AlmanacError` whose `code` is one of the document's `error.code` values,
- * - returns each answer with its `X-Request-Id` and parsed `RateLimit` header.
+ * - returns each answer with its `X-Request-Id`, parsed `RateLimit` and `Idempotent-Replayed`.
  */
 import createClient, { type Client, type FetchResponse, type MaybeOptionalInit, type Middleware } from "openapi-fetch";
-import type { components, paths } from "./generated/openapi.js";
+import { type ClassifyAllOptions, type ClassifyAllResult, classifyAll } from "./classify-all.js";
+import { AlmanacError, errorOf, noAnswer } from "./errors.js";
+import type { paths } from "./generated/openapi.js";
+import { parseRateLimit, type RateLimit } from "./headers.js";
+import { type CallLimits, retryingFetch } from "./transport.js";
+import { randomUuid } from "./uuid.js";
 
+export type { ClassifyAllOptions, ClassifyAllProgress, ClassifyAllResult } from "./classify-all.js";
+export {
+  AlmanacError,
+  type ClientErrorCode,
+  type ErrorBody,
+  type ErrorCode,
+  isAlmanacError,
+} from "./errors.js";
 export type { components, operations, paths } from "./generated/openapi.js";
+export { parseRateLimit, parseRetryAfter, type RateLimit } from "./headers.js";
+export { randomUuid } from "./uuid.js";
 
-export type Schemas = components["schemas"];
-/** The body of every error answer. */
-export type ErrorBody = Schemas["ErrorResponse"];
-/** Every `error.code` the API can answer. */
-export type ErrorCode = ErrorBody["error"]["code"];
+/** This client's version, sent in its `User-Agent`. */
+export const VERSION = "0.1.0";
+/** The default `timeoutMs`: each attempt of a call ends after 30 s. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** The demo tier's and a key's `RateLimit` header (IETF draft): `"demo";r=59;t=3600`. */
-export interface RateLimit {
-  /** The policy's name, e.g. `demo`. */
-  policy: string;
-  /** Calls left in the window. */
-  remaining: number;
-  /** Seconds until the window resets. */
-  resetSeconds: number;
-}
+export type Schemas = import("./generated/openapi.js").components["schemas"];
 
 export interface ClientOptions {
   /** The API's origin, e.g. `https://almanac.example`. */
   baseUrl: string;
   /** An API key (`alm_…`); without one, lookups run on the demo tier. */
   apiKey?: string;
-  /** Retries of a 429 or 503 answer (default 2). */
+  /** Retries of a 429 or 503 answer, a failed connection or a timeout (default 2). */
   maxRetries?: number;
   /** A `Retry-After` longer than this (ms) is not waited for: the error is thrown (default 10 s). */
   maxRetryDelayMs?: number;
-  /** Makes the `Idempotency-Key` of a POST that does not set one (default `crypto.randomUUID`). */
+  /** Each attempt ends after this many ms with a `timeout` error (default 30 s, `DEFAULT_TIMEOUT_MS`). */
+  timeoutMs?: number;
+  /** Makes the `Idempotency-Key` of a POST that does not set one (default: a random UUID). */
   idempotencyKey?: () => string;
   /** The fetch to use (default `globalThis.fetch`). */
   fetch?: (request: Request) => Promise<Response>;
+}
+
+/** Per call, beside the operation's `params` and `body`: overrides of the client's limits, and a signal. */
+export interface CallOptions {
+  timeoutMs?: number;
+  maxRetries?: number;
+  maxRetryDelayMs?: number;
+  signal?: AbortSignal;
 }
 
 /** A successful answer: the typed body and what the headers say about the call. */
 export interface Answer<T> {
   data: T;
   status: number;
+  notModified: false;
   /** The server's id of this call (quote it to support). */
   requestId: string | null;
   rateLimit: RateLimit | null;
+  /** `Idempotent-Replayed: true`: the answer of an earlier call with the same Idempotency-Key, replayed. */
+  replayed: boolean;
   response: Response;
 }
 
-/** An error answer of the API (or a network failure: `status` 0, `code` `network_error`). */
-export class AlmanacError<C extends ErrorCode | "network_error" = ErrorCode | "network_error"> extends Error {
-  override readonly name = "AlmanacError";
-  constructor(
-    readonly status: number,
-    readonly code: C,
-    message: string,
-    readonly requestId: string | null,
-    readonly reason: string | undefined,
-    readonly details: Record<string, unknown> | undefined,
-    /** Seconds, from `Retry-After` (429 and 503). */
-    readonly retryAfter: number | null,
-    readonly rateLimit: RateLimit | null,
-    readonly response: Response | null,
-  ) {
-    super(message);
-  }
+/** A 304 to a GET sent with `If-None-Match`: what you hold is current; there is no body. */
+export interface NotModified extends Omit<Answer<undefined>, "status" | "notModified"> {
+  status: 304;
+  notModified: true;
 }
 
-/** `e` is an AlmanacError, with this `code` when one is given. */
-export function isAlmanacError<C extends ErrorCode | "network_error">(e: unknown, code?: C): e is AlmanacError<C> {
-  return e instanceof AlmanacError && (code === undefined || e.code === code);
-}
-
-/** Parses `"demo";r=59;t=3600` (the first item when several are listed). */
-export function parseRateLimit(header: string | null): RateLimit | null {
-  const m = header?.match(/^\s*"?([^";,]+)"?\s*;(?=.*\br=(\d+))(?=.*\bt=(\d+))/);
-  if (!m) return null;
-  return { policy: m[1] as string, remaining: Number(m[2]), resetSeconds: Number(m[3]) };
-}
-
-/** `Retry-After` in seconds: delta-seconds or an HTTP date; null when absent or unreadable. */
-export function parseRetryAfter(header: string | null, now = Date.now()): number | null {
-  if (header === null || header.trim() === "") return null;
-  if (/^\s*\d+\s*$/.test(header)) return Number(header);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
-}
-
-const RETRIED = new Set([429, 503]);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** fetch that retries 429/503 after Retry-After, within the bounds; the same Request each time. */
-function retryingFetch(
-  base: (request: Request) => Promise<Response>,
-  maxRetries: number,
-  maxDelayMs: number,
-): (request: Request) => Promise<Response> {
-  return async (request) => {
-    for (let attempt = 0; ; attempt++) {
-      const last = attempt >= maxRetries;
-      const res = await base(last ? request : request.clone());
-      if (last || !RETRIED.has(res.status)) return res;
-      const seconds = parseRetryAfter(res.headers.get("retry-after"));
-      if (seconds === null || seconds * 1000 > maxDelayMs) return res;
-      await res.body?.cancel();
-      await sleep(seconds * 1000);
-    }
-  };
+/** `almanac-client-typescript/0.1.0 node/20.19.0`, or undefined in a browser (which sends its own). */
+export function userAgent(): string | undefined {
+  if (
+    typeof document !== "undefined" ||
+    typeof (globalThis as { importScripts?: unknown }).importScripts === "function"
+  )
+    return undefined;
+  const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+  return `almanac-client-typescript/${VERSION}${node ? ` node/${node}` : ""}`;
 }
 
 type Method = "get" | "post";
@@ -121,61 +97,66 @@ type PathsWith<M extends Method> = {
   [P in keyof paths]: paths[P] extends Record<M, infer Op> ? (Op extends undefined ? never : P) : never;
 }[keyof paths];
 type Init<P extends keyof paths, M extends Method> = MaybeOptionalInit<paths[P], M>;
-type Rest<I> = undefined extends I ? [init?: I] : [init: I];
+type Rest<I> = undefined extends I ? [init?: I & CallOptions] : [init: I & CallOptions];
 type DataOf<P extends keyof paths, M extends Method, I> = NonNullable<
   FetchResponse<paths[P][M] & Record<string | number, unknown>, I, "application/json">["data"]
 >;
+/** The call sends `If-None-Match` (in `params.header`), so a 304 may answer it. */
+type SendsIfNoneMatch<I> = I extends { params: { header: { "If-None-Match": unknown } } } ? true : false;
 
 export interface AlmanacClient {
-  /** Calls a GET operation: resolves with its 200 (or 304) answer, rejects with an AlmanacError. */
+  /** Calls a GET operation: resolves with its 200 answer (or a 304 when sent with If-None-Match), rejects with an AlmanacError. */
   get<P extends PathsWith<"get">, I extends Init<P, "get">>(
     path: P,
     ...init: Rest<I>
-  ): Promise<Answer<DataOf<P, "get", I>>>;
+  ): Promise<
+    SendsIfNoneMatch<I> extends true ? Answer<DataOf<P, "get", I>> | NotModified : Answer<DataOf<P, "get", I>>
+  >;
   /** Calls a POST operation (with an Idempotency-Key): resolves with its 200 answer, rejects with an AlmanacError. */
   post<P extends PathsWith<"post">, I extends Init<P, "post">>(
     path: P,
     ...init: Rest<I>
   ): Promise<Answer<DataOf<P, "post", I>>>;
-  /** The underlying openapi-fetch client (same key, idempotency and retries), for `{ data, error, response }` results. */
+  /**
+   * Classifies any number of texts in calls of 20 (the API's most per call), `concurrency` at a
+   * time (default 2), within the RateLimit the server reports, waiting out 429s, one
+   * Idempotency-Key per chunk; the results come back in input order (`index` is the text's).
+   */
+  classifyAll(texts: readonly string[], options?: ClassifyAllOptions): Promise<ClassifyAllResult>;
+  /** The underlying openapi-fetch client (same key, idempotency, timeouts and retries), for `{ data, error, response }` results. */
   readonly raw: Client<paths, "application/json">;
 }
 
-function errorOf(res: Response, body: unknown): AlmanacError {
-  const e = (body as Partial<ErrorBody> | undefined)?.error;
-  const requestId = res.headers.get("x-request-id");
-  return new AlmanacError(
-    res.status,
-    (e?.code ?? "internal") as ErrorCode,
-    e?.message ?? `HTTP ${res.status}`,
-    e?.request_id ?? requestId,
-    e?.reason,
-    e?.details,
-    parseRetryAfter(res.headers.get("retry-after")),
-    parseRateLimit(res.headers.get("ratelimit")),
-    res,
-  );
-}
-
-function answerOf<T>(result: { data?: unknown; error?: unknown; response: Response }): Answer<T> {
+function answerOf(result: { data?: unknown; error?: unknown; response: Response }): Answer<unknown> | NotModified {
   const res = result.response;
   if (!res.ok && res.status !== 304) throw errorOf(res, result.error);
-  return {
-    data: result.data as T,
-    status: res.status,
+  const common = {
     requestId: res.headers.get("x-request-id"),
     rateLimit: parseRateLimit(res.headers.get("ratelimit")),
+    replayed: res.headers.get("idempotent-replayed") === "true",
     response: res,
   };
+  return res.status === 304
+    ? { ...common, data: undefined, status: 304, notModified: true }
+    : { ...common, data: result.data, status: res.status, notModified: false };
 }
 
 export function createAlmanacClient(options: ClientOptions): AlmanacClient {
   const base = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
+  const newKey = options.idempotencyKey ?? (() => randomUuid());
+  const defaults: CallLimits = {
+    maxRetries: options.maxRetries ?? 2,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  };
+  const ua = userAgent();
   const raw = createClient<paths, "application/json">({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
-    fetch: retryingFetch(base, options.maxRetries ?? 2, options.maxRetryDelayMs ?? 10_000),
-    headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
+    fetch: retryingFetch(base, defaults),
+    headers: {
+      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+      ...(ua ? { "User-Agent": ua } : {}),
+    },
   });
   const idempotency: Middleware = {
     onRequest({ request }) {
@@ -186,21 +167,31 @@ export function createAlmanacClient(options: ClientOptions): AlmanacClient {
     },
   };
   raw.use(idempotency);
-  const call = async <T>(run: () => Promise<{ data?: unknown; error?: unknown; response: Response }>) => {
-    let result: Awaited<ReturnType<typeof run>>;
-    try {
-      result = await run();
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      throw new AlmanacError(0, "network_error", message, null, undefined, undefined, null, null, null);
-    }
-    return answerOf<T>(result);
-  };
   // openapi-fetch's overloads are checked at the call sites of get/post; here the arguments pass through.
   const untyped = raw as unknown as Record<"GET" | "POST", (path: string, init?: unknown) => Promise<never>>;
-  return {
-    raw,
-    get: (path, ...init) => call(() => untyped.GET(path, init[0])),
-    post: (path, ...init) => call(() => untyped.POST(path, init[0])),
+  const call = async (method: "GET" | "POST", path: string, init: CallOptions | undefined) => {
+    const { timeoutMs, maxRetries, maxRetryDelayMs, signal, ...rest } = init ?? {};
+    const limits: CallLimits = {
+      timeoutMs: timeoutMs ?? defaults.timeoutMs,
+      maxRetries: maxRetries ?? defaults.maxRetries,
+      maxRetryDelayMs: maxRetryDelayMs ?? defaults.maxRetryDelayMs,
+      signal,
+    };
+    let result: { data?: unknown; error?: unknown; response: Response };
+    try {
+      result = await untyped[method](path, { ...rest, fetch: retryingFetch(base, limits) });
+    } catch (e) {
+      // The transport's are AlmanacErrors already (network_error, timeout, aborted).
+      if (e instanceof AlmanacError) throw e;
+      throw noAnswer("network_error", e instanceof Error ? e.message : String(e), e);
+    }
+    return answerOf(result);
   };
+  const client: AlmanacClient = {
+    raw,
+    get: ((path: string, init?: CallOptions) => call("GET", path, init)) as AlmanacClient["get"],
+    post: ((path: string, init?: CallOptions) => call("POST", path, init)) as AlmanacClient["post"],
+    classifyAll: (texts, opts) => classifyAll(client, texts, opts),
+  };
+  return client;
 }

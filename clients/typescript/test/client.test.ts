@@ -134,8 +134,8 @@ describe("the thin layer", () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(keys.slice(0, 2)).size).toBe(2);
     expect(keys.slice(2)).toEqual(["client-test-1", "client-test-1"]);
-    expect(again.response.headers.get("idempotent-replayed")).toBeNull();
-    expect(replay.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.replayed).toBe(false);
+    expect(replay.replayed).toBe(true);
   });
 
   it("gives errors typed by error.code, with reason, details and the request id", async () => {
@@ -173,6 +173,93 @@ describe("the thin layer", () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe("conditional GETs", () => {
+  it("resolves a matching If-None-Match with a 304 that has no data", async () => {
+    const first = await client.get("/v1/moon", { params: { query: { date: "2024-01-25" } } });
+    const etag = first.response.headers.get("etag") ?? "";
+    expect(etag).not.toBe("");
+    const again = await client.get("/v1/moon", {
+      params: { query: { date: "2024-01-25" }, header: { "If-None-Match": etag } },
+    });
+    expect(again).toMatchObject({ status: 304, notModified: true, data: undefined });
+  });
+});
+
+describe("classifyAll", () => {
+  const texts = Array.from({ length: 45 }, (_, i) =>
+    i % 3 === 0
+      ? `I love this, number ${i}!`
+      : i % 3 === 1
+        ? `The parcel ${i} arrived on Tuesday.`
+        : `Worst support ever, ticket ${i}.`,
+  );
+
+  it("classifies any number of texts in calls of 20, in input order, one Idempotency-Key per chunk", async () => {
+    const before = seen.length;
+    const progress: number[] = [];
+    const all = await client.classifyAll(texts, { concurrency: 3, onProgress: (p) => progress.push(p.done) });
+    const calls = seen.slice(before);
+    expect(calls.map((c) => c.path)).toEqual(Array(3).fill("/v1/vibe/classify"));
+    expect(new Set(calls.map((c) => c.headers.get("idempotency-key"))).size).toBe(3);
+    expect(all.results.map((r) => r.index)).toEqual(texts.map((_, i) => i));
+    const singles = await client.post("/v1/vibe/classify", { body: texts.slice(40) });
+    expect(all.results.slice(40).map((r) => r.label)).toEqual(singles.data.results.map((r) => r.label));
+    expect(all.usage.texts).toBe(45);
+    expect(progress.sort((a, b) => a - b)).toEqual([progress[0], progress[1], 45]);
+  });
+
+  it("stays inside the key's RateLimit: no call is refused with 429", async () => {
+    const small = (
+      await server.deps.keys.create({
+        name: "client-batch",
+        permissions: ["vibe.classify"],
+        ratelimit: { limit: 2, durationSec: 1 },
+      })
+    ).key;
+    const statuses: number[] = [];
+    const c = createAlmanacClient({
+      baseUrl: server.url,
+      apiKey: small,
+      fetch: async (r) => {
+        const res = await fetch(r);
+        statuses.push(res.status);
+        return res;
+      },
+    });
+    const all = await c.classifyAll(texts.concat(texts), { concurrency: 4 });
+    expect(all.results).toHaveLength(90);
+    expect(statuses).toEqual(Array(5).fill(200));
+  });
+
+  it("waits out a 429 and sends the chunk again with the same Idempotency-Key", async () => {
+    const requests: Request[] = [];
+    const c = createAlmanacClient({
+      baseUrl: server.url,
+      apiKey: key,
+      fetch: async (r) => {
+        requests.push(r.clone());
+        if (requests.length === 1)
+          return new Response(JSON.stringify({ error: { code: "rate_limited", message: "wait", request_id: "r" } }), {
+            status: 429,
+            headers: { "content-type": "application/json", "retry-after": "0.2" },
+          });
+        return fetch(r);
+      },
+    });
+    const all = await c.classifyAll(texts.slice(0, 5));
+    expect(all.results).toHaveLength(5);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]?.headers.get("idempotency-key")).toBe(requests[0]?.headers.get("idempotency-key"));
+  });
+
+  it("stops at once when its signal fires", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const e = await client.classifyAll(texts, { signal: controller.signal }).catch((err: unknown) => err);
+    expect(isAlmanacError(e, "aborted")).toBe(true);
   });
 });
 
@@ -230,7 +317,7 @@ describe("retries (a scripted fetch)", () => {
   });
 
   it("turns a failed connection into network_error", async () => {
-    const c = createAlmanacClient({ baseUrl: "http://127.0.0.1:1" });
+    const c = createAlmanacClient({ baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
     const e = await c.get("/v1/usage").catch((err: unknown) => err);
     expect(isAlmanacError(e, "network_error")).toBe(true);
   });
