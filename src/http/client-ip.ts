@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import { isIP } from "node:net";
 import type { Context } from "hono";
 import ipaddr from "ipaddr.js";
 import type { Config } from "../config.js";
@@ -41,7 +42,10 @@ export function clientOfIncoming(req: IncomingMessage, how: ClientAddressing): C
 /**
  * The client address is the socket peer, unless `hops` proxies are trusted: then it is the address
  * that many hops back along the proxies' header (its rightmost entries are the nearest proxies;
- * anything further left was written by the client and is never trusted beyond that count).
+ * anything further left was written by the client and is never trusted beyond that count). A
+ * node there that is no address (`unknown`, `_hidden`, any token) names nobody: the request counts
+ * against the nearest address after it, down to the connecting peer, so inventing tokens does
+ * not buy a client budget after budget.
  */
 export function clientOf(
   remoteAddress: string | undefined,
@@ -51,8 +55,12 @@ export function clientOf(
   const peer = remoteAddress ?? "unknown";
   if (how.hops === 0) return addressed(peer, how.v6Prefix);
   const value = header(how.header) ?? "";
-  const chain = [...(how.header === "forwarded" ? forwardedFor(value) : listOf(value)), peer];
-  return addressed(withoutPort(chain[Math.max(0, chain.length - 1 - how.hops)] ?? peer), how.v6Prefix);
+  const chain = how.header === "forwarded" ? forwardedFor(value) : listOf(value);
+  for (let i = Math.max(0, chain.length - how.hops); i < chain.length; i++) {
+    const node = withoutPort(chain[i] as string);
+    if (isIP(node) !== 0) return addressed(node, how.v6Prefix);
+  }
+  return addressed(peer, how.v6Prefix);
 }
 
 /** The client at `address`: IPv4-mapped IPv6 as IPv4, counted by its network (see networkOf). */

@@ -75,9 +75,35 @@ describe("networkOf and forwardedFor", () => {
     "1::2:",
     "::1::",
     "1:2:3:4:5:6:7",
-  ])("%s is no IPv6 address: it counts as itself", (junk) => {
+  ])("%s is no IPv6 address: it counts against the connecting peer", (junk) => {
     expect(ipaddr.IPv6.isValid(junk)).toBe(false);
-    expect(clientOf("127.0.0.1", () => junk, { hops: 1, header: "x-forwarded-for", v6Prefix: 64 }).key).toBe(junk);
+    expect(clientOf("127.0.0.1", () => junk, { hops: 1, header: "x-forwarded-for", v6Prefix: 64 }).key).toBe(
+      "127.0.0.1",
+    );
+  });
+
+  it.each([
+    ["forwarded", "for=_hidden"],
+    ["forwarded", "for=unknown"],
+    ["forwarded", 'for="_gazonk"'],
+    ["forwarded", "proto=https"],
+    ["x-forwarded-for", "unknown"],
+    ["x-forwarded-for", "any-token-at-all"],
+    ["x-forwarded-for", "01.2.3.4"],
+  ] as const)("behind one trusted proxy, %s: %s counts against the connecting peer", (header, value) => {
+    const how = { hops: 1, header, v6Prefix: 64 } as const;
+    expect(clientOf("192.0.2.5", (n) => (n === header ? value : undefined), how)).toEqual({
+      ip: "192.0.2.5",
+      key: "192.0.2.5",
+    });
+  });
+
+  it("behind two trusted proxies, a token where the client should be counts against the nearer proxy's address", () => {
+    const how = { hops: 2, header: "x-forwarded-for", v6Prefix: 64 } as const;
+    const seen = (value: string) => clientOf("192.0.2.5", () => value, how).ip;
+    expect(seen("203.0.113.1, unknown, 198.51.100.7")).toBe("198.51.100.7");
+    expect(seen("203.0.113.1, unknown, _hidden")).toBe("192.0.2.5");
+    expect(seen("203.0.113.1, 198.51.100.9, 198.51.100.7")).toBe("198.51.100.9");
   });
 
   it("reads the for= node of each RFC 7239 element", () => {
@@ -209,6 +235,16 @@ describe("the hot lane counts by the same network", () => {
     }
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
     expect(t.deps.metrics).toBeDefined();
+  });
+
+  it("forwarded tokens that are no address share the connecting proxy's budget: a new token buys none", async () => {
+    const statuses: number[] = [];
+    for (const token of ["unknown", "_hidden", "tok-1", "tok-2", "tok-3"]) {
+      const res = await fetch(`${t.url}${PATH}`, { headers: { "X-Forwarded-For": token } });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
   });
 });
 
