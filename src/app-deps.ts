@@ -14,6 +14,7 @@ import type { IdempotencyStore } from "./ports/idempotency.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { MailLane } from "./ports/mail-lane.js";
 import type { Metrics } from "./ports/metrics.js";
+import type { Payments } from "./ports/payments.js";
 import type { PostcodeResolver } from "./ports/postcode-resolver.js";
 import type { RateLimiter } from "./ports/rate-limiter.js";
 import type { VatRegistry } from "./ports/vat-registry.js";
@@ -43,6 +44,8 @@ export interface AppDeps {
   authSecret: string;
   /** The SMTP mail lane; undefined when MAIL_URL is unset. */
   mail?: MailLane;
+  /** Stripe Checkout and Customer Portal; undefined unless STRIPE_SECRET_KEY and the plans' prices are set. */
+  payments?: Payments;
   /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
   cache: Cache;
   /** Serialised lookup answers the hot lane sends again (ANSWER_CACHE_MB; undefined when 0). */

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "./app-deps.js";
 import { registerAccount } from "./features/account/index.js";
-import { registerBillingWebhook } from "./features/billing/webhook.js";
+import { billingOf, registerBillingWebhook } from "./features/billing/index.js";
 import { registerContact } from "./features/contact/route.js";
 import { registerHolidays } from "./features/holidays/route.js";
 import { registerHome } from "./features/home/route.js";
@@ -61,7 +61,7 @@ export function createApp(deps: AppDeps): App {
   app.use("/v1/*", queryAliases());
   registerOps(app, deps);
   registerDocs(app);
-  registerHome(app, deps.config.DEMO_HOURLY_LIMIT);
+  registerHome(app, deps.config.DEMO_HOURLY_LIMIT, deps.payments);
   app.use("/v1/*", deps.keyGuesses.middleware());
   // Demo tier: every /v1 GET/HEAD, registered before the feature routes.
   app.use(
@@ -90,7 +90,7 @@ export function createApp(deps: AppDeps): App {
   registerContact(app, deps);
   registerVibe(app, deps);
   registerUsage(app, deps);
-  registerBillingWebhook(app, deps);
+  registerBillingWebhook(app, deps, billingOf(deps).life);
 
   const documentConfig = {
     openapi: "3.1.0" as const,

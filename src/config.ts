@@ -51,6 +51,12 @@ const EnvSchema = z.object({
   UNKEY_BASE_URL: optional(httpUrl).default("https://api.unkey.com"),
   UNKEY_TIMEOUT_MS: optional(int(50, 30_000)).default(1500),
   STRIPE_WEBHOOK_SECRET: optional(z.string().min(1)),
+  STRIPE_SECRET_KEY: optional(
+    z.string().regex(/^(sk|rk)_[A-Za-z0-9_]+$/, "must be a Stripe secret key (sk_… or rk_…)"),
+  ),
+  STRIPE_PRICE_PRO: optional(z.string().regex(/^price_[A-Za-z0-9_]+$/, "must be a Stripe price id (price_…)")),
+  STRIPE_PRICE_SCALE: optional(z.string().regex(/^price_[A-Za-z0-9_]+$/, "must be a Stripe price id (price_…)")),
+  STRIPE_API_BASE: optional(httpUrl).default("https://api.stripe.com"),
   CLASSIFIER_URL: optional(httpUrl),
   CLASSIFIER_TOKEN: optional(z.string().min(1)),
   CLASSIFIER_MODEL: optional(z.enum(["trained", "vader"])).default("trained"),

@@ -92,7 +92,21 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     accountKeys: new AccountKeys(keys, database.db, usage),
     classifier: createClassifier(config),
     mail: await mailLane(config, logger),
+    payments: await payments(config),
   };
+}
+
+/** Stripe Checkout and the Customer Portal, when STRIPE_SECRET_KEY and both plans' prices are set. */
+async function payments(config: Config) {
+  const { STRIPE_SECRET_KEY: secretKey, STRIPE_PRICE_PRO: pro, STRIPE_PRICE_SCALE: scale } = config;
+  if (!secretKey || !pro || !scale) return undefined;
+  const { createStripePayments } = await import("./adapters/stripe-payments.js"); // a large SDK, loaded only when used
+  return createStripePayments({
+    secretKey,
+    apiBase: config.STRIPE_API_BASE,
+    prices: { pro, scale },
+    timeoutMs: Math.max(config.UPSTREAM_TIMEOUT_MS, 10_000),
+  });
 }
 
 /** Releases what buildDeps opened. */

@@ -182,6 +182,36 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("api_keys").addColumn("uses_set_at", "text").execute();
     },
   },
+  // billing: one Stripe subscription per account, as its signed events left it (features/billing).
+  "030_billing_subscriptions": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("billing_subscriptions")
+        .addColumn("account_id", "text", (c) => c.primaryKey())
+        .addColumn("email", "text", (c) => c.notNull())
+        .addColumn("customer_id", "text")
+        .addColumn("subscription_id", "text")
+        .addColumn("plan", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("period_start", "text")
+        .addColumn("period_end", "text")
+        .addColumn("cancel_at_period_end", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("next_plan", "text")
+        .addColumn("payment_failed_at", "text")
+        .addColumn("last_payment_amount", "integer")
+        .addColumn("last_payment_currency", "text")
+        .addColumn("last_payment_at", "text")
+        .addColumn("checkout_session", "text")
+        .addColumn("state_at", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("billing_subscriptions_customer")
+        .on("billing_subscriptions")
+        .column("customer_id")
+        .execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -137,4 +137,33 @@ export interface DB {
     type: string;
     received_at: string;
   };
+  /** An account's Stripe subscription, as its signed events left it (features/billing). */
+  billing_subscriptions: {
+    /** The account (better-auth user id): the Checkout Session's `client_reference_id`. */
+    account_id: string;
+    email: string;
+    customer_id: string | null;
+    subscription_id: string | null;
+    /** The paid plan the subscription is for (`pro`, `scale`). */
+    plan: string;
+    /** Stripe's subscription status (`active`, `past_due`, `canceled`, …). */
+    status: string;
+    period_start: string | null;
+    /** When the period ends: the renewal, or the end of a cancelled plan. */
+    period_end: string | null;
+    /** 1: cancelled, the plan ends at `period_end`. */
+    cancel_at_period_end: number;
+    /** A downgrade that starts with the next period. */
+    next_plan: string | null;
+    /** The last renewal's payment failed (Stripe retries); null once paid. */
+    payment_failed_at: string | null;
+    last_payment_amount: number | null;
+    last_payment_currency: string | null;
+    last_payment_at: string | null;
+    /** The Checkout Session that started it (the page waits for it after Checkout). */
+    checkout_session: string | null;
+    /** `created` (Unix seconds) of the newest event applied to the subscription's state. */
+    state_at: number;
+    updated_at: string;
+  };
 }

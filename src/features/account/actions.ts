@@ -2,7 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import { type AccountContext, requireSameOrigin } from "./context.js";
+import { billingOf, billingView, registerBillingPages } from "../billing/index.js";
+import { isPlanName } from "../keys/index.js";
+import { type AccountContext, pageOrigin, requireSameOrigin } from "./context.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
 import { authHeaders, formBody, seeOther } from "./http.js";
@@ -60,6 +62,7 @@ export function registerAccountActions(
 ) {
   const { deps, loadAuth } = ctx;
   const providers = configuredProviders(deps.config);
+  const billing = { ...billingOf(deps), payments: deps.payments };
 
   /** One of the client's PROVIDER_STARTS, or 429 SIGN_IN_LIMIT (an HTML page for a browser). */
   async function spendProviderStart(c: Context<AppEnv>) {
@@ -96,6 +99,8 @@ export function registerAccountActions(
     const keys = await deps.accountKeys.overview(s.user.id);
     const plan = await deps.accountKeys.accountPlan(s.user.id, s.user.email);
     const daily = await deps.usage.daily(keys.map((k) => k.id));
+    const planName = isPlanName(plan.name) ? plan.name : "free";
+    const billingPage = await billingView(billing, s.user.id, planName, (q) => c.req.query(q));
     const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));
     const { auth } = await loadAuth();
     const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });
@@ -115,6 +120,7 @@ export function registerAccountActions(
       providers,
       showAll: c.req.query("all") === "1",
       daily,
+      billing: billingPage,
       ...{ plan, flash, publicUrl: deps.config.PUBLIC_URL, permission: deps.config.KEY_PERMISSION },
     };
     return c.html(AccountPage({ ...view, ...extra }), status);
@@ -142,6 +148,7 @@ export function registerAccountActions(
 
   // keys: create / roll / revoke live in keys-actions.ts (plans, PRG, confirmation pages).
   registerKeyActions(app, ctx, { guard, session });
+  registerBillingPages(app, { guard, origin: (c) => pageOrigin(c, ctx) }, { ...billing, logger: deps.logger });
 
   // Sign in with an identity: a linked one signs in to its account; an unknown one whose e-mail the
   // provider verified makes a new account (an address that already has an account is not merged:

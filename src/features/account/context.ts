@@ -11,7 +11,17 @@ import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
 /** What the account feature uses of the app's dependencies. */
 export type AccountDeps = Pick<
   AppDeps,
-  "config" | "database" | "logger" | "mail" | "authSecret" | "limiter" | "keys" | "accountKeys" | "usage"
+  | "config"
+  | "database"
+  | "logger"
+  | "mail"
+  | "authSecret"
+  | "limiter"
+  | "keys"
+  | "accountKeys"
+  | "usage"
+  | "payments"
+  | "now"
 >;
 
 type AuthModule = typeof import("./auth.js");

@@ -1,3 +1,4 @@
+import { BillingSection, type BillingView, CONFIRM_REFRESH_SEC, PlansTable } from "../billing/index.js";
 import type { DailyCounts, KeyOverview, Plan } from "../keys/index.js";
 import type { KeyFlash } from "./flash.js";
 import { KeysSection, NewKeyBox } from "./keys-views.jsx";
@@ -125,6 +126,8 @@ export interface AccountView {
   showAll: boolean;
   /** Allowed and refused calls per UTC day over 30 days, per key (the chart in each row). */
   daily: DailyCounts;
+  /** Plans, the subscription and Stripe's confirmation of a purchase (features/billing). */
+  billing: BillingView;
   notice?: Notice;
 }
 
@@ -135,7 +138,10 @@ function Csrf({ token }: { token: string }) {
 export function AccountPage(v: AccountView) {
   const linked = new Set(v.identities.map((i) => i.providerId));
   return (
-    <Layout title="Your account">
+    <Layout
+      title="Your account"
+      refresh={v.billing.refresh ? { sec: CONFIRM_REFRESH_SEC, url: v.billing.refresh } : undefined}
+    >
       <div class="top">
         <h1>Your account</h1>
         <form method="post" action="/account/sign-out">
@@ -158,6 +164,15 @@ export function AccountPage(v: AccountView) {
         permission={v.permission}
         showAll={v.showAll}
         daily={v.daily}
+      />
+      <BillingSection view={v.billing} csrf={v.csrf} />
+      <PlansTable
+        cards={v.billing.cards}
+        configured={v.billing.configured}
+        current={v.billing.plan}
+        csrf={v.csrf}
+        subscribed={v.billing.subscribed}
+        chosen={v.billing.chosen}
       />
       <section aria-labelledby="ids-title">
         <h2 id="ids-title">Linked identities</h2>

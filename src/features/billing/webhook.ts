@@ -4,16 +4,8 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { isPlanName } from "../keys/index.js";
 import { errorResponse, HEADERS_MAX } from "../shared/responses.js";
-
-/** The fields of a Stripe Checkout Session we read (everything else may vary). */
-const CheckoutSession = z.object({
-  id: z.string(),
-  client_reference_id: z.string().nullish(),
-  customer_email: z.string().nullish(),
-  customer_details: z.object({ email: z.string().nullish() }).nullish(),
-  payment_status: z.string().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
-});
+import type { Outcome, SubscriptionLife } from "./lifecycle.js";
+import { CheckoutSession, Invoice, Subscription } from "./stripe-objects.js";
 
 const WebhookAnswer = z
   .object({
@@ -37,7 +29,9 @@ const StripeEvent = z
       .optional()
       .openapi({ description: "When Stripe made the event (Unix seconds).", example: 1732530000 }),
     data: z.object({
-      object: z.record(z.string(), z.unknown()).openapi({ description: "A Checkout Session for the event applied." }),
+      object: z
+        .record(z.string(), z.unknown())
+        .openapi({ description: "The event's object: a Checkout Session, a Subscription or an Invoice." }),
     }),
   })
   .openapi("StripeEvent", { description: "A Stripe event, as Stripe sends it (other fields are ignored)." });
@@ -48,13 +42,16 @@ const route = createRoute({
   method: "post",
   path: "/v1/billing/webhook",
   tags: ["Billing"],
-  summary: "Stripe webhook: a completed Checkout grants a plan",
+  summary: "Stripe webhook: purchases and the subscription's life",
   description:
-    "Not a client operation: Stripe POSTs its events to `/v1/billing/webhook` on this server, " +
-    "`checkout.session.completed` signed in `Stripe-Signature` with the endpoint's " +
-    "secret (`STRIPE_WEBHOOK_SECRET`). The plan is the session's `metadata.plan` (`pro` or `scale`); the account " +
-    "is `client_reference_id` (an e-mail address or an account id), else the customer's e-mail. Each event id is " +
-    "applied once (Stripe retries). Without `STRIPE_WEBHOOK_SECRET` the endpoint answers 503 `unavailable`.",
+    "Not a client operation: Stripe POSTs its events to `/v1/billing/webhook` on this server, signed in " +
+    "`Stripe-Signature` with the endpoint's secret (`STRIPE_WEBHOOK_SECRET`). Applied: " +
+    "`checkout.session.completed` (a plan starts: the session's `metadata.plan`, for the account in " +
+    "`client_reference_id`), `invoice.paid` (a renewal: a new period and its uses), " +
+    "`customer.subscription.updated` (an upgrade at once, a downgrade or a cancellation at the period's end), " +
+    "`customer.subscription.deleted` (back to free) and `invoice.payment_failed` (a notice; the plan stays). " +
+    "Each event id is applied once (Stripe retries), and an event older than the one applied last changes " +
+    "nothing. Without `STRIPE_WEBHOOK_SECRET` the endpoint answers 503 `unavailable`.",
   request: {
     headers: z.object({
       "Stripe-Signature": z.string().max(HEADERS_MAX).openapi({
@@ -130,7 +127,24 @@ async function verifiedEvent(payload: string, signature: string, secret: string,
 export function registerBillingWebhook(
   app: OpenAPIHono<AppEnv>,
   deps: Pick<AppDeps, "accountKeys" | "config" | "logger" | "now">,
+  life: SubscriptionLife,
 ): void {
+  /** Applies a subscription's event once (Stripe retries), in order (lifecycle.ts). */
+  async function once(id: string, type: string, created: number, apply: () => Promise<Outcome>) {
+    if (!(await deps.accountKeys.plans.firstDelivery(id, type))) {
+      return { received: true as const, applied: false, ignored: "event already applied" };
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await apply();
+    } catch (err) {
+      await deps.accountKeys.plans.forgetDelivery(id).catch(() => undefined);
+      throw err;
+    }
+    if (outcome.applied) deps.logger.info({ event: id, type, created, plan: outcome.plan }, "billing event applied");
+    return { received: true as const, ...outcome };
+  }
+
   app.openAPIRegistry.registerWebhook(route);
   app.post(route.path, async (c) => {
     const secret = deps.config.STRIPE_WEBHOOK_SECRET;
@@ -138,9 +152,29 @@ export function registerBillingWebhook(
     const payload = await c.req.text();
     const signature = c.req.header("stripe-signature") ?? "";
     const event = await verifiedEvent(payload, signature, secret, deps.now().getTime());
-    if (event.type !== "checkout.session.completed")
-      return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
-    const parsed = CheckoutSession.safeParse(event.data.object);
+    const created = event.created ?? Math.floor(deps.now().getTime() / 1000);
+    const object = event.data.object;
+    const as = <T>(schema: z.ZodType<T>, what: string, apply: (o: T) => Promise<Outcome>) => {
+      const o = schema.safeParse(object);
+      if (!o.success) return c.json({ received: true, applied: false, ignored: `data.object is not ${what}` }, 200);
+      return once(event.id, event.type, created, () => apply(o.data)).then((a) => c.json(a, 200));
+    };
+    switch (event.type) {
+      case "customer.subscription.created":
+      case "customer.subscription.updated":
+        return as(Subscription, "a Subscription", (o) => life.subscriptionChanged(created, o));
+      case "customer.subscription.deleted":
+        return as(Subscription, "a Subscription", (o) => life.subscriptionEnded(created, o));
+      case "invoice.paid":
+        return as(Invoice, "an Invoice", (o) => life.invoicePaid(created, o));
+      case "invoice.payment_failed":
+        return as(Invoice, "an Invoice", (o) => life.paymentFailed(created, o));
+      case "checkout.session.completed":
+        break;
+      default:
+        return c.json({ received: true, applied: false, ignored: `event type ${event.type}` }, 200);
+    }
+    const parsed = CheckoutSession.safeParse(object);
     // A Stripe event, well signed, whose object is not a session we can read: nothing to apply
     // (as the document says: any object; a retry would not change it).
     if (!parsed.success)
@@ -152,6 +186,8 @@ export function registerBillingWebhook(
         200,
       );
     }
+    if (s.mode === "subscription")
+      return as(CheckoutSession, "a Checkout Session", (o) => life.checkoutCompleted(created, o));
     const plan = s.metadata?.plan;
     if (!isPlanName(plan))
       return c.json({ received: true, applied: false, ignored: "metadata.plan is not a plan" }, 200);

@@ -1,6 +1,8 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../http/types.js";
+import type { Payments } from "../../ports/payments.js";
 import { ErrorPage, htmlErrors, Layout, pageHeaders } from "../account/index.js";
+import { type PlanCard, PlansTable, planCards } from "../billing/index.js";
 import { registerFavicon } from "../shared/favicon.js";
 
 /** One example per public endpoint: path and query, and what it answers. */
@@ -18,7 +20,8 @@ const LOOKUPS: { title: string; path: string; what: string }[] = [
   { title: "Weather", path: "/v1/weather?postcode=SW1A%202AA", what: "current conditions and a 7-day forecast" },
 ];
 
-function HomePage({ origin, demoHourlyLimit }: { origin: string; demoHourlyLimit: number }) {
+function HomePage(props: { origin: string; demoHourlyLimit: number; plans: PlanCard[]; purchasable: boolean }) {
+  const { origin, demoHourlyLimit } = props;
   return (
     <Layout title="Small, exact lookups over HTTP">
       <h1>Almanac</h1>
@@ -54,6 +57,7 @@ function HomePage({ origin, demoHourlyLimit }: { origin: string; demoHourlyLimit
       <pre>
         <code>{`curl ${origin}/v1/vibe/classify \\\n  -H "Authorization: Bearer $ALMANAC_KEY" \\\n  -H 'Content-Type: application/json' \\\n  -d '["What a lovely day", "The train is late again"]'`}</code>
       </pre>
+      <PlansTable cards={props.plans} configured={props.purchasable} />
       <p class="hint">
         Errors always look like <code>{'{"error":{"code","message","reason"?,"request_id"}}'}</code>, and every response
         carries <code>X-Request-Id</code>.
@@ -63,13 +67,22 @@ function HomePage({ origin, demoHourlyLimit }: { origin: string; demoHourlyLimit
 }
 
 /** `GET /`: what Almanac is, an example per lookup, and the way to the docs and to a key. */
-export function registerHome(app: Hono<AppEnv>, demoHourlyLimit: number): void {
+export function registerHome(app: Hono<AppEnv>, demoHourlyLimit: number, payments?: Payments): void {
   // A browser that mistypes a page (`/acount`, `/docs/`) gets a page; API clients keep JSON.
   const pages = htmlErrors(ErrorPage);
   app.use("*", (c, next) => (isApiPath(c.req.path) ? next() : pages(c, next)));
   registerFavicon(app);
   app.use("/", pageHeaders());
-  app.get("/", (c) => c.html(<HomePage origin={new URL(c.req.url).origin} demoHourlyLimit={demoHourlyLimit} />));
+  app.get("/", async (c) =>
+    c.html(
+      <HomePage
+        origin={new URL(c.req.url).origin}
+        demoHourlyLimit={demoHourlyLimit}
+        plans={await planCards(payments)}
+        purchasable={payments !== undefined}
+      />,
+    ),
+  );
 }
 
 /** Paths whose every answer is JSON, whatever the client accepts. */

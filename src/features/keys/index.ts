@@ -3,7 +3,7 @@
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
 export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";
-export { isPlanName, PLAN_NAMES, type Plan } from "./plans.js";
+export { isPlanName, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans.js";
 export { accountKeyStore } from "./pooled-store.js";
 export { type KeyRefusal, keyRefusalError, keyRefusalMessage } from "./refusals.js";
 export { type DailyCounts, UsageCounter } from "./usage.js";
