@@ -21,7 +21,7 @@ export type { AppDeps };
 
 // Optional adapters are imported only when the configuration selects them: a server on the
 // embedded defaults never loads ioredis or nodemailer (start-up time and
-// memory; test/foundation/process.test.ts checks which packages a default start loads).
+// memory; test/main.test.ts checks which packages a default start loads).
 
 /** Redis and the limiter on it, when REDIS_URL is set. */
 async function redisAdapters(url: string, prefix: string, logger: Logger, metrics: PromMetrics) {

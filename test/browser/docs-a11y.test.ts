@@ -28,7 +28,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         const context = await site.browser.newContext({
           viewport: { width, height: 900 },
           colorScheme: scheme,
-          bypassCSP: true, // to inject axe-core; the page's own CSP is tested with the page (test/foundation)
+          bypassCSP: true, // to inject axe-core; the page's own CSP is tested with the page (test/home/human-path.test.ts)
         });
         const page = await context.newPage();
         await page.goto(`${site.base}/docs`);

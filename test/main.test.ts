@@ -3,9 +3,9 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/env.js";
-import { spawnCli, spawnServer } from "../helpers/process.js";
+import { runCli } from "./helpers/cli.js";
+import { tempDir } from "./helpers/env.js";
+import { spawnCli, spawnServer } from "./helpers/process.js";
 
 describe("the almanac process", () => {
   it("serves with embedded defaults, and on SIGTERM drains and exits 0", async () => {
@@ -20,7 +20,7 @@ describe("the almanac process", () => {
     // What a start loads is most of its time to the first 200 (docs/benchmarks.md): the adapters
     // that REDIS_URL, DATABASE_URL, MAIL_URL, STRIPE_* and the account pages select load on demand.
     const record = join(tempDir(), "packages.txt");
-    const preload = fileURLToPath(new URL("../fixtures/record-packages.mjs", import.meta.url));
+    const preload = fileURLToPath(new URL("./fixtures/record-packages.mjs", import.meta.url));
     const server = await spawnServer({
       DATA_DIR: tempDir(),
       NODE_OPTIONS: `--import ${preload}`,

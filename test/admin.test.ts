@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildAdminDeps, openMigrated } from "../../src/admin.js";
-import { loadDotenvFile } from "../../src/cli/env-file.js";
-import { parseConfig } from "../../src/config.js";
-import { accountIdByEmail } from "../../src/features/account/index.js";
-import { tempDir } from "../helpers/env.js";
+import { buildAdminDeps, openMigrated } from "../src/admin.js";
+import { loadDotenvFile } from "../src/cli/env-file.js";
+import { parseConfig } from "../src/config.js";
+import { accountIdByEmail } from "../src/features/account/index.js";
+import { tempDir } from "./helpers/env.js";
 
 const logger = pino({ level: "silent" });
 const configFor = (dataDir: string) => parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: "silent" });

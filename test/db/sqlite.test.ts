@@ -13,7 +13,7 @@ describe("the SQLite driver for the running Node", () => {
   it("survives prepared statements freed by idle garbage collection (12 aborted on Node 24)", async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "test/foundation/sqlite-churn.fixture.ts"],
+      ["--import", "tsx", "test/db/sqlite-churn.fixture.ts"],
       { timeout: 60_000 },
     );
     const result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");

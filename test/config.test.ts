@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, resolveAuthSecret } from "../../src/config.js";
-import { tempDir } from "../helpers/env.js";
+import { ConfigError, parseConfig, resolveAuthSecret } from "../src/config.js";
+import { tempDir } from "./helpers/env.js";
 
 describe("configuration", () => {
   it("has the documented defaults", () => {

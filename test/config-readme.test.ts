@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_KEYS, parseConfig } from "../../src/config.js";
+import { CONFIG_KEYS, parseConfig } from "../src/config.js";
 
 /**
  * The README's configuration table is a second copy of the config schema, kept by hand: the two
  * are held equal here — every variable the schema reads is documented, nothing else is, and
  * every variable's stated default is the one the schema applies: a literal, or `unset`.
  */
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 
 interface Row {
   names: string[];

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { testApp } from "../helpers/app.js";
-import { tempDir } from "../helpers/env.js";
+import { testApp } from "./helpers/app.js";
+import { tempDir } from "./helpers/env.js";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

@@ -1,8 +1,8 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readJsonBody } from "../../src/http/json-body.js";
-import { type TestServer, testServer } from "../helpers/app.js";
-import { bodyOf, headerOf, keepAliveSocket, rawRequest } from "../helpers/raw-http.js";
+import { readJsonBody } from "../src/http/json-body.js";
+import { type TestServer, testServer } from "./helpers/app.js";
+import { bodyOf, headerOf, keepAliveSocket, rawRequest } from "./helpers/raw-http.js";
 
 const UUID = /^[0-9a-f-]{36}$/;
 
