@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from "vitest";
 import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import { type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, REDIS_URL, skipReason } from "../helpers/env.js";
+import { bearer, classify } from "../helpers/key-stores.js";
 import { expectValue } from "../helpers/result.js";
-import { bearer, classify } from "../vibe/harness.js";
 
 const USES = 20;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
-import { bearer, classify, PERMISSION } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
 
 /**
  * A key expires at its `expires_at` exactly: served a millisecond before, refused (401) at that

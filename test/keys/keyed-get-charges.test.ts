@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testApp } from "../helpers/app.js";
+import { bearer, PERMISSION, remainingOf } from "../helpers/key-stores.js";
 import { expectValue } from "../helpers/result.js";
-import { bearer, PERMISSION, remainingOf } from "../vibe/harness.js";
 
 /** GETs a keyed caller may send: one answered, then refusals of the request itself. */
 const ANSWERED = "/v1/holidays?country=GB&year=2024";

@@ -3,8 +3,8 @@ import { PLANS } from "../../src/features/keys/plans.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { type TestServer, testServer } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl } from "../helpers/env.js";
+import { bearer, PERMISSION, until } from "../helpers/key-stores.js";
 import { expectValue } from "../helpers/result.js";
-import { bearer, PERMISSION, until } from "../vibe/harness.js";
 
 /**
  * The operator cuts a key's uses (`almanac keys update --remaining 2`), or the account moves to a

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { accountIdByEmail } from "../../src/features/shared/accounts.js";
 import { accountApp, accountPage } from "../account/support.js";
 import { errorOf } from "../helpers/app.js";
-import { bearer, classify, PERMISSION } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 const OPERATOR_KEY_MESSAGE =

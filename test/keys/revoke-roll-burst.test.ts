@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL } from "../helpers/env.js";
-import { bearer, classify, PERMISSION, remainingOf } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION, remainingOf } from "../helpers/key-stores.js";
 
 const CALLS = 40;
 // Revoked keys' 401s count toward the per-address throttle of rejected keys (kept in Redis between runs).

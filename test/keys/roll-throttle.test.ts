@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
-import { bearer, classify, PERMISSION } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
 
 /**
  * A key rolled without a grace period (a leak) while the owner's servers still send it: each call

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { bearer, classify, PERMISSION, until } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION, until } from "../helpers/key-stores.js";
 import { classifierApp } from "./classifier-app.js";
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
-import { bearer, classify, PERMISSION } from "../vibe/harness.js";
+import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
 
 /**
  * A write of the usage counts that fails once (the database briefly unusable) must not stop

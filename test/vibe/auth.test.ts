@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE, unavailableMessage } from "../../src/http/key-auth.js";
 import { errorOf, expectRateLimited } from "../helpers/app.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION, unkeyHarness } from "./harness.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION, unkeyHarness } from "../helpers/key-stores.js";
 
 const TEXTS = ["What a good day", "bad service"];
 

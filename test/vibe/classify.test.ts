@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorOf } from "../helpers/app.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
 
 const INVALID_MESSAGE = "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.";
 

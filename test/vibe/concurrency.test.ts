@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
-import { bearer, classify, PERMISSION } from "./harness.js";
+import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
 
 /** 50 parallel calls with a key of 10 uses, spread over `apps`: exactly 10 succeed, the rest are USAGE_EXCEEDED. */
 async function race(apps: TestApp[]) {

@@ -6,8 +6,8 @@ import { type Database, openDatabase } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { tempDir } from "../helpers/env.js";
+import { PERMISSION, remainingOf, until } from "../helpers/key-stores.js";
 import { type ServerProcess, spawnServer } from "../helpers/process.js";
-import { PERMISSION, remainingOf, until } from "./harness.js";
 
 const USES = 10;
 const SHORT_LEASE = { IDEMPOTENCY_LEASE_MS: "1000", IDEMPOTENCY_WAIT_MS: "20000" };

@@ -5,7 +5,7 @@ import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/feature
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { errorOf, type TestApp, type TestServer, testApp, testServer, withTwoInstances } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
-import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
+import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "../helpers/key-stores.js";
 
 const COPIES = 30;
 const USES = 100;

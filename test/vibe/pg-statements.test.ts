@@ -2,8 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
+import { bearer, classify, remainingOf } from "../helpers/key-stores.js";
 import { expectValue } from "../helpers/result.js";
-import { bearer, classify, remainingOf } from "./harness.js";
 
 /** The statements one classify call sends to PostgreSQL: each as its text and, when prepared, its name. */
 async function statementsOf(t: TestApp, headers: Record<string, string>, status = 200) {

@@ -15,7 +15,7 @@ import { readFlag } from "../../src/adapters/classifier/readable.js";
 import { TrainedClassifier, UNREADABLE_SCORES } from "../../src/adapters/classifier/trained.js";
 import { parseConfig } from "../../src/config.js";
 import { CLASSIFY_EXAMPLE, ClassifyRequest, EXAMPLE_REQUEST } from "../../src/features/vibe/schema.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
 
 type Scores = { positive: number; neutral: number; negative: number };
 type Result = { index: number; label: keyof Scores; confidence: number; scores: Scores; flags?: string[] };

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { normaliseLabel } from "../../src/adapters/classifier/upstream.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { errorOf } from "../helpers/app.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
 
 let h: Harness;
 let provider: FakeClassifierProvider;

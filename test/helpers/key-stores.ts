@@ -4,7 +4,7 @@ import { openDatabase } from "../../src/db/database.js";
 import type { AppDeps } from "../../src/deps.js";
 import type { KeyStore } from "../../src/ports/key-store.js";
 import { FakeUnkey } from "../fakes/unkey.js";
-import { type TestApp, testApp } from "../helpers/app.js";
+import { type TestApp, testApp } from "./app.js";
 
 export const PERMISSION = "vibe.classify";
 

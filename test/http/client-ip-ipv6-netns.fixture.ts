@@ -1,5 +1,5 @@
 /**
- * Run inside a fresh network namespace (`unshare --net`) by ipv6-clients.test.ts: loopback gets a
+ * Run inside a fresh network namespace (`unshare --net`) by client-ip-ipv6.test.ts: loopback gets a
  * whole /64 (a local route, so any address in it can be bound), Almanac listens on `::` with a demo
  * limit of 3, and GETs arrive from six addresses of one /64 and two of another, over real IPv6
  * sockets, without any proxy header. Prints the statuses as JSON.

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { errorOf } from "../helpers/app.js";
-import { bearer, classify, type Harness, PERMISSION, remainingOf, unkeyHarness, until } from "./harness.js";
+import { errorOf } from "../../helpers/app.js";
+import {
+  bearer,
+  classify,
+  type Harness,
+  PERMISSION,
+  remainingOf,
+  unkeyHarness,
+  until,
+} from "../../helpers/key-stores.js";
 
 /**
  * A verification Unkey made (its credit spent) whose answer was lost on the way back: a timeout,

@@ -258,7 +258,7 @@ describe.skipIf(!netns)(
     }, async () => {
       const { stdout } = await promisify(execFile)(
         "unshare",
-        ["--net", process.execPath, "--import", "tsx", "test/clients/ipv6-netns.fixture.ts"],
+        ["--net", process.execPath, "--import", "tsx", "test/http/client-ip-ipv6-netns.fixture.ts"],
         { env: { ...process.env, LOG_LEVEL: "silent" }, timeout: 60_000 },
       );
       const result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContactStore } from "../../src/features/contact/store.js";
+import { ADA, type ContactHarness, contactHarness, DESK, until } from "../contact/setup.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { ADA, type ContactHarness, contactHarness, DESK, until } from "./setup.js";
 
 describe("almanac contact list|retry (temp DATA_DIR, real SMTP server)", () => {
   const dataDir = tempDir();

@@ -7,7 +7,7 @@ import { FormAgent } from "../support/form-agent.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
 /**
- * Beyond the demo tier (ipv6-clients.test.ts): the invalid-key throttle, the contact
+ * Beyond the demo tier (client-ip-ipv6.test.ts): the invalid-key throttle, the contact
  * desk's budget, the sign-in budgets and better-auth's own window count an IPv6 client by its
  * network (CLIENT_IPV6_PREFIX), through the trusted proxy's header; the log line keeps the full
  * address. Each limiter decision is recorded by rule, so every per-client rule is seen keyed by

@@ -1,11 +1,11 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
-import { hashKey } from "../../src/adapters/keys/material.js";
-import { MemoryRateLimiter } from "../../src/adapters/memory-limiter.js";
-import { type Database, openDatabase } from "../../src/db/database.js";
-import { migrate } from "../../src/db/migrations.js";
-import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../helpers/env.js";
+import { EmbeddedKeyStore } from "../../../src/adapters/keys/embedded.js";
+import { hashKey } from "../../../src/adapters/keys/material.js";
+import { MemoryRateLimiter } from "../../../src/adapters/memory-limiter.js";
+import { type Database, openDatabase } from "../../../src/db/database.js";
+import { migrate } from "../../../src/db/migrations.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../../helpers/env.js";
 
 const logger = pino({ level: "silent" });
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
-import { FakeUnkey } from "../fakes/unkey.js";
-import { errorOf } from "../helpers/app.js";
-import { bearer, classify, type Harness, PERMISSION, unkeyHarness } from "./harness.js";
+import { REJECTED_KEY_MESSAGE } from "../../../src/http/key-auth.js";
+import { FakeUnkey } from "../../fakes/unkey.js";
+import { errorOf } from "../../helpers/app.js";
+import { bearer, classify, type Harness, PERMISSION, unkeyHarness } from "../../helpers/key-stores.js";
 
 let h: Harness;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CreatedKey, KeyInfo } from "../../src/ports/key-store.js";
 import { accountApp, accountPage } from "../account/support.js";
 import { runCli } from "../helpers/cli.js";
-import { bearer, classify } from "../vibe/harness.js";
+import { bearer, classify } from "../helpers/key-stores.js";
 
 const PUBLIC_URL = "http://localhost:8080";
 const newKeyOf = (html: string) => /<code id="new-key"[^>]*>([^<]+)<\/code>/.exec(html)?.[1] ?? "";

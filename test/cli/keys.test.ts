@@ -4,7 +4,7 @@ import { FakeUnkey } from "../fakes/unkey.js";
 import { type TestApp, testApp } from "../helpers/app.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/env.js";
-import { bearer, classify } from "../vibe/harness.js";
+import { bearer, classify } from "../helpers/key-stores.js";
 
 /** Runs `almanac keys …` (in-process): exit code, parsed stdout (JSON) and stderr. */
 async function almanac(env: Record<string, string>, ...args: string[]) {
