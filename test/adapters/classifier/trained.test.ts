@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../src/adapters/classifier/features.js";
-import { calibrated, logits, predict } from "../../src/adapters/classifier/linear-model.js";
+import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../../src/adapters/classifier/features.js";
+import { calibrated, logits, predict } from "../../../src/adapters/classifier/linear-model.js";
 import {
   decodeModel,
   encodeModel,
@@ -10,12 +10,12 @@ import {
   MODEL_NAME,
   MODEL_VERSION,
   shippedModelPath,
-} from "../../src/adapters/classifier/model-file.js";
-import { readFlag } from "../../src/adapters/classifier/readable.js";
-import { TrainedClassifier, UNREADABLE_SCORES } from "../../src/adapters/classifier/trained.js";
-import { parseConfig } from "../../src/config.js";
-import { CLASSIFY_EXAMPLE, ClassifyRequest, EXAMPLE_REQUEST } from "../../src/features/vibe/schema.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
+} from "../../../src/adapters/classifier/model-file.js";
+import { readFlag } from "../../../src/adapters/classifier/readable.js";
+import { TrainedClassifier, UNREADABLE_SCORES } from "../../../src/adapters/classifier/trained.js";
+import { parseConfig } from "../../../src/config.js";
+import { CLASSIFY_EXAMPLE, ClassifyRequest, EXAMPLE_REQUEST } from "../../../src/features/vibe/schema.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../../helpers/key-stores.js";
 
 type Scores = { positive: number; neutral: number; negative: number };
 type Result = { index: number; label: keyof Scores; confidence: number; scores: Scores; flags?: string[] };

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readFlag, readFlagByRegex } from "../../src/adapters/classifier/readable.js";
-import { propertyRuns } from "../helpers/env.js";
+import { readFlag, readFlagByRegex } from "../../../src/adapters/classifier/readable.js";
+import { propertyRuns } from "../../helpers/env.js";
 
 // readFlag scans the text once by hand (it was ~9 % of classify's CPU written with a lower-cased
 // copy, a replace and a match per text); readFlagByRegex is that original, kept for the two

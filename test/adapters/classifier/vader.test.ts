@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { scoresFromCompound, VaderClassifier, vaderLabel } from "../../src/adapters/classifier/vader.js";
-import { polarityScores } from "../../src/adapters/classifier/vader-scores.js";
+import { scoresFromCompound, VaderClassifier, vaderLabel } from "../../../src/adapters/classifier/vader.js";
+import { polarityScores } from "../../../src/adapters/classifier/vader-scores.js";
 
 describe("the embedded model's labels follow VADER's rule exactly", () => {
   it.each([

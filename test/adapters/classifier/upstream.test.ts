@@ -1,10 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { normaliseLabel } from "../../src/adapters/classifier/upstream.js";
-import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
-import { errorOf } from "../helpers/app.js";
-import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
+import { normaliseLabel } from "../../../src/adapters/classifier/upstream.js";
+import { FakeClassifierProvider } from "../../fakes/classifier-provider.js";
+import { errorOf } from "../../helpers/app.js";
+import { bearer, classify, embeddedHarness, type Harness, PERMISSION } from "../../helpers/key-stores.js";
 
 let h: Harness;
 let provider: FakeClassifierProvider;
