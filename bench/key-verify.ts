@@ -38,7 +38,7 @@ async function main() {
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   await admin.connect();
   try {
-    const ak = t.deps.accountKeys;
+    const ak = t.deps.keys.accounts;
     const email = `kv-${Date.now()}@example.test`;
     await ak.plans.grant(email, "pro", "cli");
     const owner = { ownerId: `kv_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
@@ -98,7 +98,7 @@ async function main() {
           );
         };
         await run(300);
-        await t.deps.usage.flush();
+        await t.deps.keys.usage.flush();
         const { rows } = await admin.query("select pid from pg_stat_activity where application_name = $1", [app]);
         const pids = rows.map((r: { pid: number }) => r.pid);
         sent = 0;

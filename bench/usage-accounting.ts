@@ -9,6 +9,7 @@ import { createKeyStore } from "../src/adapters/keys/factory.js";
 import { createApp } from "../src/app.js";
 import { parseConfig } from "../src/config.js";
 import { buildDeps, closeDeps } from "../src/deps.js";
+import { KeyService } from "../src/features/keys/index.js";
 import { startServer } from "../src/server.js";
 import { tempDir } from "../test/helpers/env.js";
 
@@ -17,7 +18,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 async function start(counting: boolean) {
   const config = parseConfig({ DATA_DIR: tempDir(), LOG_LEVEL: "silent" });
   const deps = await buildDeps(config, pino({ level: "silent" }));
-  const keys = counting ? deps.keys : createKeyStore(config, deps.database, deps.limiter);
+  const storage = createKeyStore(config, deps.database, deps.limiter);
+  const keys = counting
+    ? deps.keys
+    : new KeyService({ storage, verifier: storage, db: deps.database.db, usage: deps.keys.usage });
   const app = createApp({ ...deps, keys });
   const server = await startServer(app, deps, { port: 0, host: "127.0.0.1" });
   const { key } = await keys.create({ name: "bench", permissions: [config.KEY_PERMISSION] });

@@ -6,8 +6,7 @@ import { MemoryRateLimiter } from "./adapters/memory-limiter.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase, type PoolSettings } from "./db/database.js";
 import { migrate } from "./db/migrations.js";
-import { AccountKeys, UsageCounter } from "./features/keys/index.js";
-import type { KeyStore } from "./ports/key-store.js";
+import { KeyService, UsageCounter } from "./features/keys/index.js";
 
 export interface OpenMigratedOptions {
   /** Also create or update better-auth's tables (loads better-auth: over half a second). */
@@ -45,22 +44,23 @@ export async function openMigrated(
 export interface AdminDeps {
   config: Config;
   database: Database;
-  /** The key store the server uses (embedded, or Unkey with UNKEY_ROOT_KEY); no rate limits apply here. */
-  keys: KeyStore;
-  /** The account-page rules over the keys (pairs, plans), as the server applies them. */
-  accountKeys: AccountKeys;
+  /**
+   * The key service over the store the server uses (embedded, or Unkey with UNKEY_ROOT_KEY): the
+   * operator's operations, and the account-page rules (`accounts`: pairs, plans) as the server
+   * applies them. It verifies nothing, so no rate limits apply here.
+   */
+  keys: KeyService;
   close(): Promise<void>;
 }
 
 export async function buildAdminDeps(config: Config, logger: Logger): Promise<AdminDeps> {
   const { database } = await openMigrated(config, logger);
   const usage = new UsageCounter(database.db);
-  const keys = createKeyStore(config, database, new MemoryRateLimiter());
+  const storage = createKeyStore(config, database, new MemoryRateLimiter());
   return {
     config,
     database,
-    keys,
-    accountKeys: new AccountKeys(keys, database.db, usage),
+    keys: new KeyService({ storage, verifier: storage, db: database.db, usage }),
     close: async () => {
       await usage.close().catch(() => undefined);
       await database.close();

@@ -2,8 +2,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
-import type { AccountKeys } from "./features/keys/account-keys.js";
-import type { UsageCounter } from "./features/keys/usage.js";
+import type { KeyService } from "./features/keys/service.js";
 import type { AnswerCache } from "./http/answer-cache.js";
 import type { Drain } from "./http/drain.js";
 import type { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
@@ -11,7 +10,6 @@ import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
 import type { IdempotencyStore } from "./ports/idempotency.js";
-import type { KeyStore } from "./ports/key-store.js";
 import type { MailLane } from "./ports/mail-lane.js";
 import type { Metrics } from "./ports/metrics.js";
 import type { Payments } from "./ports/payments.js";
@@ -30,14 +28,14 @@ export interface AppDeps {
   redis?: Redis;
   idempotency: IdempotencyStore;
   now: () => Date;
-  /** API keys: the embedded store, or Unkey when UNKEY_ROOT_KEY is set. */
-  keys: KeyStore;
-  /** INVALID_KEY_LIMIT: bounds how many rejected keys per IP reach `keys` (which it watches). */
+  /**
+   * The key service (features/keys/service.ts): verification, refunds, the operator's key
+   * operations, self-service keys under plans (`accounts`) and usage counts (`usage`), over the
+   * embedded store, or Unkey when UNKEY_ROOT_KEY is set.
+   */
+  keys: KeyService;
+  /** INVALID_KEY_LIMIT: bounds how many rejected keys per IP reach `keys` (whose outermost layer tells it the verdicts). */
   keyGuesses: InvalidKeyThrottle;
-  /** Charged calls per key per hour (account page, GET /v1/usage). */
-  usage: UsageCounter;
-  /** Self-service keys under plans (caps, rolls with grace, plan grants). */
-  accountKeys: AccountKeys;
   /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
   classifier: Classifier;
   /** AUTH_SECRET, or the one generated into DATA_DIR: read once here, not inside createApp. */

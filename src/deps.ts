@@ -12,10 +12,10 @@ import type { AppDeps } from "./app-deps.js";
 import { type Config, resolveAuthSecret } from "./config.js";
 import { poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
-import { AccountKeys, accountKeyStore, UsageCounter } from "./features/keys/index.js";
+import { AccountQuotas, Counted, KeyService, Pooled, UsageCounter } from "./features/keys/index.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import { Drain } from "./http/drain.js";
-import { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
+import { InvalidKeyThrottle, Throttled } from "./http/invalid-key-throttle.js";
 
 export type { AppDeps };
 
@@ -60,9 +60,19 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
   });
   const keyGuesses = new InvalidKeyThrottle(limiter, config.INVALID_KEY_LIMIT);
-  const keys = keyGuesses.watch(
-    accountKeyStore(createKeyStore(config, database, limiter), database.db, limiter, usage),
-  );
+  const storage = createKeyStore(config, database, limiter);
+  const keys = new KeyService({
+    storage,
+    db: database.db,
+    usage,
+    // Every verification, outermost first: the throttle learns which tokens are keys; charged calls
+    // are counted per key and hour; account-page keys spend their account's uses and rate limit;
+    // the adapter looks the key up and spends its own.
+    verifier: new Throttled(
+      keyGuesses,
+      new Counted(usage, new Pooled(new AccountQuotas(database.db), limiter, storage)),
+    ),
+  });
   return {
     config,
     logger,
@@ -88,8 +98,6 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     drain: new Drain(),
     keys,
     keyGuesses,
-    usage,
-    accountKeys: new AccountKeys(keys, database.db, usage),
     classifier: createClassifier(config),
     mail: await mailLane(config, logger),
     payments: await payments(config),
@@ -111,7 +119,7 @@ async function payments(config: Config) {
 
 /** Releases what buildDeps opened. */
 export async function closeDeps(deps: AppDeps): Promise<void> {
-  await deps.usage.close().catch(() => undefined);
+  await deps.keys?.usage.close().catch(() => undefined);
   await deps.limiter.close();
   await deps.mail?.close();
   if (deps.redis) await deps.redis.quit().catch(() => deps.redis?.disconnect());

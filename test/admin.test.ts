@@ -46,7 +46,7 @@ describe("the admin composition (CLI and cluster primary)", () => {
         ratelimit: null,
       });
       expect((await admin.keys.list()).map((k) => k.id)).toEqual([created.id]);
-      expect(await admin.accountKeys.revoke(undefined, created.id, { only: true })).toEqual([created.id]);
+      expect(await admin.keys.accounts.revoke(undefined, created.id, { only: true })).toEqual([created.id]);
     } finally {
       await admin.close();
     }

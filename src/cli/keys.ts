@@ -106,8 +106,8 @@ export function registerPlansCommands(program: Command, io: CliIo, loadConfig: (
   const print = (value: unknown) => printJson(io, value);
   const plans = program.command("plans").description(`account plans for self-service keys (${PLAN_NAMES.join(", ")})`);
 
-  const withPlans = (fn: (accountKeys: AdminDeps["accountKeys"]) => Promise<void>) =>
-    withAdmin(io, loadConfig, (admin) => fn(admin.accountKeys));
+  const withPlans = (fn: (accountKeys: AdminDeps["keys"]["accounts"]) => Promise<void>) =>
+    withAdmin(io, loadConfig, (admin) => fn(admin.keys.accounts));
 
   plans
     .command("grant <email> <plan>")
@@ -199,7 +199,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
     .description("revoke a key, and the other key of its roll (old → new) while that one works")
     .option("--only", "revoke only this key, not the other key of its roll")
     .action((id: string, opts: { only?: boolean }) =>
-      withStore(async ({ accountKeys: ak }) => {
+      withStore(async ({ keys: { accounts: ak } }) => {
         const ids = await ak.revoke(undefined, id, { only: opts.only === true });
         if (!ids) throw new CliError(`no key ${id}`);
         print({ id, revoked: true, ...(ids.length > 1 && { alsoRevoked: ids.slice(1) }) });
@@ -215,7 +215,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
       wholeNumber("--grace", 0, MAX_GRACE_SEC),
     )
     .action((id: string, opts: { grace?: number }) =>
-      withStore(async ({ accountKeys: ak }) => {
+      withStore(async ({ keys: { accounts: ak } }) => {
         const rolled = await ak.roll(undefined, id, opts.grace ?? 0);
         if (!rolled.ok) {
           if (rolled.error.kind === "not_found") throw new CliError(`no active key ${id} (or it was rolled already)`);
@@ -247,7 +247,7 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
           permissions?: boolean;
         },
       ) =>
-        withStore(async ({ accountKeys: ak }) => {
+        withStore(async ({ keys: { accounts: ak } }) => {
           if (opts.permission !== undefined && opts.permissions === false) {
             throw new CliError("give --permission or --no-permissions, not both.");
           }

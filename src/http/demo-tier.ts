@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { KeyStore } from "../ports/key-store.js";
+import type { KeyVerifier } from "../ports/key-store.js";
 import type { LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 import {
   type Contract,
@@ -25,7 +25,7 @@ export interface DemoTierOptions {
    */
   rule: LimitRule;
   /** Verifies keys sent on GETs; unset: every GET is served under the demo tier. */
-  keys?: KeyStore;
+  keys?: KeyVerifier;
   /** Paths that are never counted (the API description). */
   exempt?: string[];
 }
@@ -111,7 +111,7 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
         if (key) {
           await next();
           // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
-          if (c.res.status >= 400) await opts.keys.credit(key.keyId, 1, key).catch(() => undefined);
+          if (c.res.status >= 400) await opts.keys.refund(key.keyId, 1, key).catch(() => undefined);
           return;
         }
       }

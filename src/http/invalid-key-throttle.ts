@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
 import { sha256Hex } from "../lib/hash.js";
-import type { KeyStore, KeyVerification } from "../ports/key-store.js";
+import type { KeyVerification, KeyVerifier, Refund, VerifyOptions } from "../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 import { type Documented, documented, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
@@ -36,7 +36,7 @@ const isRejectedKey = (c: Context<AppEnv>) =>
  * Spend first, then act: a token the key store has not recognised recently reserves its point
  * before it is verified, and gets it back when the verdict is not `INVALID`; so however many
  * arrive at once, at most `limit` unknown tokens per IP and window reach the key store. A token
- * the store recognised in the last minute (`watch`) is not throttled at all, even from a
+ * the store recognised in the last minute (`learn`, told by `Throttled`) is not throttled at all, even from a
  * throttled IP: a customer's own traffic, however concurrent, never waits on reservations, and
  * wrong keys sent from the same address (a shared NAT, a neighbour in the same /64) cannot lock
  * it out of a key it is using; concurrent
@@ -60,17 +60,8 @@ export class InvalidKeyThrottle {
     this.rule = { name: "invalid-key", points: limit, durationSec: WINDOW_SEC };
   }
 
-  /** `store`, telling this throttle which tokens it recognises (every verification, any route). */
-  watch(store: KeyStore): KeyStore {
-    const verify: KeyStore["verify"] = async (token, permission, opts) => {
-      const v = await store.verify(token, permission, opts);
-      this.learn(token, v);
-      return v;
-    };
-    return new Proxy(store, { get: (target, prop) => (prop === "verify" ? verify : Reflect.get(target, prop)) });
-  }
-
-  private learn(token: string, v: KeyVerification) {
+  /** Tells this throttle the verdict on `token` (every verification, any route: see `Throttled`). */
+  learn(token: string, v: KeyVerification) {
     if (v.kind !== "verdict") return;
     const hash = sha256Hex(token);
     if (EXISTS.has(v.code)) {
@@ -184,5 +175,23 @@ export class InvalidKeyThrottle {
       reason: INVALID_KEY_REASON,
       headers: { "Retry-After": String(Math.max(1, Math.ceil(d.resetMs / 1000))) },
     });
+  }
+}
+
+/** The key service's outermost layer: tells the throttle which tokens the layers under it recognise. */
+export class Throttled implements KeyVerifier {
+  constructor(
+    private readonly throttle: InvalidKeyThrottle,
+    private readonly inner: KeyVerifier,
+  ) {}
+
+  async verify(token: string, permission?: string, opts?: VerifyOptions): Promise<KeyVerification> {
+    const v = await this.inner.verify(token, permission, opts);
+    this.throttle.learn(token, v);
+    return v;
+  }
+
+  refund(id: string, uses: number, refund?: Refund): Promise<boolean> {
+    return this.inner.refund(id, uses, refund);
   }
 }

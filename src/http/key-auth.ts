@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { KeyRateLimitState, KeyStore, KeyStoreKind, KeyVerification } from "../ports/key-store.js";
+import type { KeyRateLimitState, KeyStoreKind, KeyVerification, KeyVerifier } from "../ports/key-store.js";
 import { type Contract, type ErrorExample, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
 import { KEY_RATE_LIMIT_DOCS, keyRateLimitHeaders } from "./rate-limit-headers.js";
@@ -36,9 +36,9 @@ export interface AuthenticatedKey {
   keyId: string;
   ownerId: string | null;
   remaining: number | null;
-  /** The hour a charged call was counted in: its refund takes it out of that hour (`KeyStore.credit`). */
+  /** The hour a charged call was counted in: its refund takes it out of that hour (`KeyVerifier.refund`). */
   countedIn?: string;
-  /** When a charged call was charged: its refund gives nothing back to uses set since (`KeyStore.credit`). */
+  /** When a charged call was charged: its refund gives nothing back to uses set since (`KeyVerifier.refund`). */
   chargedAt?: string;
 }
 
@@ -105,7 +105,7 @@ export interface VerifiedKey extends AuthenticatedKey {
  */
 export async function verifyKey(
   c: Context,
-  keys: KeyStore,
+  keys: KeyVerifier,
   token: string,
   opts: { permission?: string; cost: number },
 ): Promise<VerifiedKey> {

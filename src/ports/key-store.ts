@@ -1,6 +1,9 @@
 /**
- * API keys: verification on every protected call, and management (CLI, account page).
- * Two adapters: the embedded store (database) and Unkey. Both give the same verdicts.
+ * API keys, as stored: the storage port the key service (src/features/keys/service.ts) sits on.
+ * Two adapters implement it, the embedded store (database) and Unkey, and they only store: look a
+ * key up and spend its own uses and rate limit, give uses back, create, list, revoke, roll, edit.
+ * Both give the same verdicts. Accounts, plans, usage counts and the invalid-key throttle are the
+ * service's layers over it (`KeyVerifier`), composed in the open by the composition root.
  */
 
 /** Unkey's verdict codes; the embedded store gives the same. */
@@ -31,9 +34,9 @@ export type KeyVerification =
       code: KeyVerdict;
       keyId?: string;
       ownerId?: string | null;
-      /** The UTC hour (`2026-11-22T23`) a charged call was counted in, for its refund (`credit`). */
+      /** The UTC hour (`2026-11-22T23`) a charged call was counted in, for its refund (`refund`). */
       countedIn?: string;
-      /** When a charged call was charged (ISO), for its refund (`credit`). */
+      /** When a charged call was charged (ISO), for its refund (`refund`). */
       chargedAt?: string;
       /** Uses left after this one; null = unlimited. */
       remaining?: number | null;
@@ -129,9 +132,20 @@ export interface KeyUpdate {
   ratelimit?: { limit: number; durationSec: number } | null;
 }
 
-export interface KeyStore {
+/** The hot path: verify a key (spending `cost` uses) and give uses back. Every layer of the service implements it. */
+export interface KeyVerifier {
   /** Verifies `key`; when `permission` is given the key must hold it. Spends `cost` uses on VALID. */
   verify(key: string, permission?: string, opts?: VerifyOptions): Promise<KeyVerification>;
+  /**
+   * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
+   * without a usage limit; false when there is no such key. Throws when the store cannot answer.
+   * `refund.countedIn`: the hour the refunded call was counted in (the counting layer takes it out there).
+   */
+  refund(id: string, uses: number, refund?: Refund): Promise<boolean>;
+}
+
+/** The storage port: what the embedded and Unkey adapters implement. */
+export interface KeyStore extends KeyVerifier {
   create(input: CreateKeyInput): Promise<CreatedKey>;
   /** Keys of one owner, or every key when `ownerId` is undefined (operator CLI). */
   list(ownerId?: string | null): Promise<KeyInfo[]>;
@@ -146,12 +160,6 @@ export interface KeyStore {
   roll(id: string, ownerId?: string | null, opts?: RollOptions): Promise<CreatedKey | null>;
   /** Changes a key; with `ownerId`, only that owner's key. Null when there is no such key. */
   update(id: string, patch: KeyUpdate, ownerId?: string | null): Promise<KeyInfo | null>;
-  /**
-   * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
-   * without a usage limit; false when there is no such key. Throws when the store cannot answer.
-   * `refund.countedIn`: the hour the refunded call was counted in (the counting layer takes it out there).
-   */
-  credit(id: string, uses: number, refund?: Refund): Promise<boolean>;
 }
 
 /** What a refund gives back: the call it takes out of the counts, from the hour it was counted in. */

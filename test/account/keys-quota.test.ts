@@ -119,7 +119,7 @@ function suite(acct: AccountApp) {
     const agent = await acct.signIn("grant-once@example.test");
     const old = await createKey(acct, agent, "k");
     const fresh = await rollKey(acct, agent, old.id, "86400");
-    await acct.t.deps.accountKeys.grant("grant-once@example.test", "pro", "cli");
+    await acct.t.deps.keys.accounts.grant("grant-once@example.test", "pro", "cli");
     expect((await call(acct, old.key)).status).toBe(200);
     expect((await call(acct, fresh.key)).status).toBe(200);
     expect(await usesLeft(acct, fresh.key)).toBe(99_998);
@@ -170,10 +170,10 @@ function suite(acct: AccountApp) {
   it("a downgrade brings the account within the lower plan: newest keys over the cap revoked, uses lowered, said on the page", async () => {
     const email = "downgrade@example.test";
     const agent = await acct.signIn(email);
-    await acct.t.deps.accountKeys.grant(email, "pro", "cli");
+    await acct.t.deps.keys.accounts.grant(email, "pro", "cli");
     const made = [];
     for (const name of ["k1", "k2", "k3", "k4"]) made.push(await createKey(acct, agent, name));
-    const result = await acct.t.deps.accountKeys.grant(email, "free", "cli");
+    const result = await acct.t.deps.keys.accounts.grant(email, "free", "cli");
     expect(result.revokedKeys.map((k) => k.name).sort()).toEqual(["k3", "k4"]);
     expect(result.message).toContain("2 keys were over the free plan's cap and revoked, newest first");
     const [k1, k2, k3, k4] = made as [(typeof made)[0], (typeof made)[0], (typeof made)[0], (typeof made)[0]];

@@ -4,6 +4,8 @@ import { expect } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, parseConfig } from "../../src/config.js";
 import { type AppDeps, buildDeps, closeDeps } from "../../src/deps.js";
+import { KeyService } from "../../src/features/keys/index.js";
+import type { KeyStore, KeyVerifier } from "../../src/ports/key-store.js";
 import type { LimitRule, RateLimiter } from "../../src/ports/rate-limiter.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { freshPostgresUrl, tempDir, withRedisNamespace } from "./env.js";
@@ -30,6 +32,14 @@ export async function testApp(
   const deps: AppDeps = { ...built, ...patch(built) };
   const app = createApp(deps);
   return { app, deps, config, close: () => closeDeps(deps) };
+}
+
+/**
+ * `deps`'s key service with its verifications (and refunds) going to `verifier` instead of the
+ * composed layers, and its stored keys to `storage`: a fake key store, or one that is down.
+ */
+export function keysOver(deps: AppDeps, verifier: KeyVerifier, storage: KeyStore = deps.keys.storage): KeyService {
+  return new KeyService({ storage, verifier, db: deps.database.db, usage: deps.keys.usage });
 }
 
 /**

@@ -1,10 +1,9 @@
 import pino from "pino";
 import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
 import { openDatabase } from "../../src/db/database.js";
-import type { AppDeps } from "../../src/deps.js";
 import type { KeyStore } from "../../src/ports/key-store.js";
 import { FakeUnkey } from "../fakes/unkey.js";
-import { type TestApp, testApp } from "./app.js";
+import { keysOver, type TestApp, testApp } from "./app.js";
 
 export const PERMISSION = "vibe.classify";
 
@@ -29,16 +28,16 @@ export async function embeddedHarness(env: Record<string, string> = {}): Promise
     databaseUrl: "postgres://almanac@127.0.0.1:1/almanac",
     logger: pino({ level: "silent" }),
   });
-  const deps = t.deps as { keys: KeyStore } & AppDeps;
   return {
     name: "embedded",
     t,
     keys: real,
     down: async () => {
-      deps.keys = new EmbeddedKeyStore(unreachable.db, t.deps.limiter);
+      const down = new EmbeddedKeyStore(unreachable.db, t.deps.limiter);
+      t.deps.keys = keysOver(t.deps, down, down);
     },
     up: async () => {
-      deps.keys = real;
+      t.deps.keys = real;
     },
     close: async () => {
       await unreachable.close();

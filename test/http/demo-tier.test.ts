@@ -3,7 +3,7 @@ import http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
 import type { KeyStore, KeyVerification } from "../../src/ports/key-store.js";
-import { errorOf, expectRateLimited, redisReady, type TestApp, testApp, testServer } from "../helpers/app.js";
+import { errorOf, expectRateLimited, keysOver, redisReady, type TestApp, testApp, testServer } from "../helpers/app.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
 
 const PATH = "/v1/holidays?country=GB&year=2024";
@@ -55,7 +55,7 @@ function fakeKeys(): KeyStore & { calls: string[] } {
     revoke: unused,
     roll: unused,
     update: unused,
-    credit: unused,
+    refund: unused,
   };
 }
 
@@ -141,7 +141,7 @@ describe("demo tier on a real socket", () => {
 describe("demo tier with an Authorization header", () => {
   const keyed = async (env: Record<string, string> = {}) => {
     const keys = fakeKeys();
-    const t = await open(testApp({ DEMO_HOURLY_LIMIT: "2", ...env }, () => ({ keys })));
+    const t = await open(testApp({ DEMO_HOURLY_LIMIT: "2", ...env }, (deps) => ({ keys: keysOver(deps, keys, keys) })));
     const get = (authorization?: string) => t.app.request(PATH, { headers: authorization ? { authorization } : {} });
     return { ...t, keys, get };
   };

@@ -76,7 +76,7 @@ describe("repeated invalid keys from one IP are throttled (INVALID_KEY_LIMIT per
 function countingStore(deps: AppDeps) {
   const inner = deps.keys;
   const counter = { calls: 0 };
-  const keys: KeyStore = new Proxy(inner, {
+  const keys: AppDeps["keys"] = new Proxy(inner, {
     get: (target, prop) =>
       prop === "verify"
         ? (...args: Parameters<KeyStore["verify"]>) => {

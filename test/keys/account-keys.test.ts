@@ -12,7 +12,7 @@ afterAll(() => t.close());
 
 describe("AccountKeys returns its refusals as values", () => {
   it("create over the plan's caps, roll and update of a missing key, edits beyond the plan", async () => {
-    const ak = t.deps.accountKeys;
+    const ak = t.deps.keys.accounts;
     const owner = { ownerId: "user_values", email: "values@example.test", permissions: [], expiresAt: null };
     const first = expectValue(await ak.create({ ...owner, name: "one" }));
     expect(await ak.create({ ...owner, name: "ONE" })).toEqual({ ok: false, error: { kind: "duplicate_name" } });

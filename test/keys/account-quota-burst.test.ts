@@ -13,7 +13,7 @@ const USES = 20;
  */
 async function burst(apps: TestApp[]) {
   const first = apps[0] as TestApp;
-  const ak = first.deps.accountKeys;
+  const ak = first.deps.keys.accounts;
   const email = `burst-${Date.now()}@example.test`;
   await ak.plans.grant(email, "pro", "cli"); // 120 calls a minute: the rate limit stays out of the way
   const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
@@ -44,7 +44,7 @@ async function burst(apps: TestApp[]) {
   expect((await classify(first, ["good"], bearer(a.key))).status).toBe(429);
   expect((await first.deps.keys.list(undefined)).find((k) => k.id === a.id)?.remaining).toBe(5);
   // A refund (a charged job that did not complete) goes back to the account.
-  expect(await first.deps.keys.credit(b.id, 2)).toBe(true);
+  expect(await first.deps.keys.refund(b.id, 2)).toBe(true);
   expect(await ak.quotas.remaining(owner.ownerId)).toBe(2);
 }
 
@@ -58,7 +58,7 @@ async function burst(apps: TestApp[]) {
  */
 async function rateBurst(apps: TestApp[], uses: number, own?: number) {
   const first = apps[0] as TestApp;
-  const ak = first.deps.accountKeys;
+  const ak = first.deps.keys.accounts;
   const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const email = `rate-burst-${stamp}@example.test`;
   const owner = { ownerId: `user_${stamp}`, email, permissions: ["vibe.classify"], expiresAt: null };
@@ -138,7 +138,7 @@ describe("an account key is verified in one query of the key store", () => {
   it("the embedded store reads the account with the key; its uses and rate limit are spent, and shown", async () => {
     const t = await testApp();
     try {
-      const ak = t.deps.accountKeys;
+      const ak = t.deps.keys.accounts;
       const email = `one-query-${Date.now()}@example.test`;
       await ak.plans.grant(email, "pro", "cli");
       const owner = { ownerId: `user_${Date.now()}`, email, permissions: ["vibe.classify"], expiresAt: null };
@@ -165,7 +165,7 @@ describe("a call refused for its account's uses spends none of its rate limit", 
   it("SQLite: 8 parallel calls, 3 uses left (free: 10 a minute) → 3 × 200, 5 × USAGE_EXCEEDED, and 7 calls of the minute left", async () => {
     const t = await testApp();
     try {
-      const ak = t.deps.accountKeys;
+      const ak = t.deps.keys.accounts;
       const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
       const owner = {
         ownerId: `user_${stamp}`,

@@ -41,7 +41,7 @@ describe.each(setups)("purchase events delivered out of order (%s)", (_name, pos
     const late = await stripe.send("/v1/billing/webhook", older);
     expect(late.status).toBe(200);
     expect(await late.json()).toEqual({ received: true, applied: false, ignored: "a later purchase is in force" });
-    expect(await acct.t.deps.accountKeys.plans.planFor("late@example.test")).toBe("pro");
+    expect(await acct.t.deps.keys.accounts.plans.planFor("late@example.test")).toBe("pro");
     expect(await (await usage(key)).json()).toMatchObject({ plan: "pro", remaining_uses: 100_000 });
     // A purchase made after both applies as usual.
     const next = stripe.checkoutCompleted({ email: "late@example.test", plan: "scale" });
@@ -70,7 +70,7 @@ describe.each(setups)("purchase events delivered out of order (%s)", (_name, pos
       const older = stripe.checkoutCompleted({ email, plan: first, created: now - 30 });
       const newer = stripe.checkoutCompleted({ email, plan: later, created: now - 10 });
       await Promise.all([stripe.send("/v1/billing/webhook", older), stripe.send("/v1/billing/webhook", newer)]);
-      const ak = acct.t.deps.accountKeys;
+      const ak = acct.t.deps.keys.accounts;
       const owner = (await ak.plans.userIdFor(email)) ?? "";
       ends.push({
         plan: await ak.plans.planFor(email),

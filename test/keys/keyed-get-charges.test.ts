@@ -16,7 +16,7 @@ describe("a keyed GET spends a use only when it is answered", () => {
     const t = await testApp();
     try {
       const operator = await t.deps.keys.create({ name: "op", permissions: [PERMISSION], remaining: 10 });
-      const ak = t.deps.accountKeys;
+      const ak = t.deps.keys.accounts;
       const email = `keyed-get-${Date.now()}@example.test`;
       const ownerId = `user_${Date.now()}`;
       const account = expectValue(await ak.create({ ownerId, email, name: "a", permissions: [], expiresAt: null }));

@@ -68,7 +68,7 @@ describe.each(setups)("a limit change while charged calls are in flight (%s)", (
     // Cut calls are taken out of the counts (their refund ran): none was served.
     expect(
       await until(
-        async () => (await s.deps.usage.counts([id])).get(id)?.last24h,
+        async () => (await s.deps.keys.usage.counts([id])).get(id)?.last24h,
         (n) => n === 0,
       ),
     ).toBe(0);
@@ -81,7 +81,7 @@ describe.each(setups)("a limit change while charged calls are in flight (%s)", (
   });
 
   it("a move to a lower plan: the account keeps the lower plan's uses", async () => {
-    const ak = s.deps.accountKeys;
+    const ak = s.deps.keys.accounts;
     const email = `cut-${Date.now()}@example.test`;
     await ak.plans.grant(email, "pro", "cli");
     const ownerId = `user_cut_${Date.now()}`;

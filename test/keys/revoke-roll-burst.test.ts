@@ -8,7 +8,7 @@ const CALLS = 40;
 const SHARED = { REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", INVALID_KEY_LIMIT: "1000000" };
 
 async function requests(t: TestApp, keyId: string): Promise<number> {
-  return (await t.deps.usage.counts([keyId])).get(keyId)?.last24h ?? 0;
+  return (await t.deps.keys.usage.counts([keyId])).get(keyId)?.last24h ?? 0;
 }
 
 async function burstWithRevoke(apps: TestApp[]) {
@@ -34,7 +34,7 @@ async function burstWithRevoke(apps: TestApp[]) {
   expect(ok.filter((r) => r.startedAt > revokedAt)).toEqual([]);
   const spent = 1000 - ((await remainingOf(a.deps.keys, id)) ?? 0);
   let counted = 0;
-  for (const t of apps) await t.deps.usage.flush();
+  for (const t of apps) await t.deps.keys.usage.flush();
   counted = await requests(a, id);
   expect({ spent, counted }).toEqual({ spent: ok.length, counted: ok.length });
 }

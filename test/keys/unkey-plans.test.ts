@@ -53,7 +53,7 @@ describe("plans with the Unkey key store (credits and ratelimits at Unkey)", () 
     expect((await errorOf(third)).error.reason).toBe("KEY_LIMIT");
 
     // A plan grant gives the account the plan's uses at once.
-    await acct.t.deps.accountKeys.grant("unkey-free@example.test", "pro", "cli");
+    await acct.t.deps.keys.accounts.grant("unkey-free@example.test", "pro", "cli");
     expect(((await (await call("/v1/usage", key)).json()) as Record<string, unknown>).remaining_uses).toBe(100_000);
   });
 

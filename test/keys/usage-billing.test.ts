@@ -86,7 +86,7 @@ describe("GET /v1/usage and the purchase webhook", () => {
     expect((await errorOf(res)).error).toMatchObject({ code: "invalid_body", reason: "INVALID_SIGNATURE" });
     const unsigned = await acct.t.app.request("/v1/billing/webhook", { method: "POST", body: JSON.stringify(event) });
     expect(unsigned.status).toBe(400);
-    expect(await acct.t.deps.accountKeys.plans.planFor("thief@example.test")).toBe("free");
+    expect(await acct.t.deps.keys.accounts.plans.planFor("thief@example.test")).toBe("free");
   });
 
   it("a signature dated beyond Stripe's tolerance (300 s) either way is 400; within it, accepted", async () => {
@@ -105,7 +105,7 @@ describe("GET /v1/usage and the purchase webhook", () => {
       if (status === 400) {
         expect((await errorOf(res)).error).toMatchObject({ code: "invalid_body", reason: "INVALID_SIGNATURE" });
       }
-      const plan = await acct.t.deps.accountKeys.plans.planFor(`dated${offset}@example.test`);
+      const plan = await acct.t.deps.keys.accounts.plans.planFor(`dated${offset}@example.test`);
       expect({ offset, plan }).toEqual({ offset, plan: status === 200 ? "pro" : "free" });
     }
   });
@@ -131,7 +131,7 @@ describe("GET /v1/usage and the purchase webhook", () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ applied: false });
     }
-    expect(await acct.t.deps.accountKeys.plans.planFor("x@example.test")).toBe("free");
+    expect(await acct.t.deps.keys.accounts.plans.planFor("x@example.test")).toBe("free");
   });
 });
 

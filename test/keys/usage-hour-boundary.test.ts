@@ -31,7 +31,7 @@ describe("a refund across the hour's end", () => {
     vi.setSystemTime(new Date("2026-11-27T00:00:00.300Z"));
     provider.release();
     expect((await call).status).toBe(502);
-    await t.deps.usage.flush();
+    await t.deps.keys.usage.flush();
     const rows = await t.deps.database.db
       .selectFrom("key_usage")
       .select(["hour", "count"])
@@ -39,9 +39,9 @@ describe("a refund across the hour's end", () => {
       .orderBy("hour")
       .execute();
     expect(rows.filter((r) => Number(r.count) !== 0)).toEqual([]);
-    const daily = await t.deps.usage.daily([id], 2);
+    const daily = await t.deps.keys.usage.daily([id], 2);
     expect(daily.perDay.get(id)).toEqual([0, 0]);
     vi.setSystemTime(new Date("2026-11-27T23:30:00Z")); // the first hour has left the 24 h window
-    expect((await t.deps.usage.counts([id])).get(id)?.last24h).toBe(0);
+    expect((await t.deps.keys.usage.counts([id])).get(id)?.last24h).toBe(0);
   });
 });

@@ -55,7 +55,7 @@ describe.skipIf(!DATABASE_URL)(`classify's statements on PostgreSQL ${skipReason
 
   /** An account-page key of a new account on `plan`, with `uses` left for the account. */
   async function accountKey(plan: "free" | "pro", uses: number) {
-    const ak = t.deps.accountKeys;
+    const ak = t.deps.keys.accounts;
     const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
     const email = `pg-${stamp}@example.test`;
     await ak.plans.grant(email, plan, "cli");

@@ -366,7 +366,7 @@ export class EmbeddedKeyStore implements KeyStore {
   }
 
   /** Gives back uses to the key that holds them (the first key of its rolls). */
-  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
+  async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const row = await this.find(id);
     if (!row) return false;
     await this.giveBack(row.quota_of ?? row.id, uses, refund.chargedAt);

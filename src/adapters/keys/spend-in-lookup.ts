@@ -34,7 +34,7 @@ export function grantsOf(wanted: string | undefined): string[] | null {
  * limit of its own is only looked up: its limiter decides before its uses are spent.
  *
  * The caller re-checks the verdict on the row and gives back what was spent for a call it
- * refuses; the account's spend is for the account layer (features/keys/pooled-store.ts), which
+ * refuses; the account's spend is for the account layer (features/keys/pooled.ts), which
  * gives it back when the account's rate limit refuses the call. SQLite cannot modify in a WITH
  * clause; there the lookup and the spends stay separate statements (in-process, no round trip).
  */

@@ -273,7 +273,7 @@ export class UnkeyKeyStore implements KeyStore {
   }
 
   /** `keys.updateCredits` with `increment` (a key without credits is unlimited: nothing to give back). */
-  async credit(id: string, uses: number): Promise<boolean> {
+  async refund(id: string, uses: number): Promise<boolean> {
     const key = await this.get(id);
     if (!key) return false;
     if (key.credits?.remaining == null) return true;

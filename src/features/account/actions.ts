@@ -96,9 +96,9 @@ export function registerAccountActions(
     extra: { notice?: Notice } = {},
     status: 200 | 400 = 200,
   ) {
-    const keys = await deps.accountKeys.overview(s.user.id);
-    const plan = await deps.accountKeys.accountPlan(s.user.id, s.user.email);
-    const daily = await deps.usage.daily(keys.map((k) => k.id));
+    const keys = await deps.keys.accounts.overview(s.user.id);
+    const plan = await deps.keys.accounts.accountPlan(s.user.id, s.user.email);
+    const daily = await deps.keys.usage.daily(keys.map((k) => k.id));
     const planName = isPlanName(plan.name) ? plan.name : "free";
     const billingPage = await billingView(billing, s.user.id, planName, (q) => c.req.query(q));
     const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));

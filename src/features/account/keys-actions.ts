@@ -40,7 +40,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const expiresAt = expiryChoice(body, Date.now());
     const allowed = [deps.config.KEY_PERMISSION];
     const permissions = permissionsOf(body, allowed, allowed) ?? allowed;
-    const created = await deps.accountKeys.create({
+    const created = await deps.keys.accounts.create({
       ownerId: s.user.id,
       email: s.user.email,
       name,
@@ -56,7 +56,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
       const s = await h.session(c);
       if (!s) return c.redirect("/account", 303);
       const id = c.req.param("id");
-      const all = await deps.accountKeys.overview(s.user.id);
+      const all = await deps.keys.accounts.overview(s.user.id);
       const k = all.find((x) => x.id === id);
       if (!k) throw new ApiError("not_found", `No key ${id} on this account.`);
       const pair = livePair(k, all);
@@ -68,7 +68,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const s = await h.session(c);
     if (!s) return c.redirect("/account", 303);
     const id = c.req.param("id");
-    const k = (await deps.accountKeys.overview(s.user.id)).find((x) => x.id === id && x.status !== "revoked");
+    const k = (await deps.keys.accounts.overview(s.user.id)).find((x) => x.id === id && x.status !== "revoked");
     // The overview's `remaining` is what the key can still spend (its own uses or the account's,
     // the fewer); the form edits its own, as the key store holds them.
     const own = (await deps.keys.list(s.user.id)).find((x) => x.id === id);
@@ -87,7 +87,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
   app.post("/account/keys/:id/revoke", async (c) => {
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
-    if (!(await deps.accountKeys.revoke(s.user.id, id, { only: field(body, "only") === "1" })))
+    if (!(await deps.keys.accounts.revoke(s.user.id, id, { only: field(body, "only") === "1" })))
       throw new ApiError("not_found", `No key ${id} on this account.`);
     return c.redirect("/account?notice=revoked", 303);
   });
@@ -97,7 +97,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
     const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], Date.now());
-    const updated = await deps.accountKeys.update(s.user.id, id, patch);
+    const updated = await deps.keys.accounts.update(s.user.id, id, patch);
     if (!updated.ok) {
       if (updated.error.kind === "not_found") throw new ApiError("not_found", `No key ${id} on this account.`);
       throw keyRefusalError(updated.error);
@@ -110,7 +110,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const id = c.req.param("id");
     const grace = GRACE_CHOICES.find((g) => g.value === (field(body, "grace") || "0"));
     if (!grace) throw new ApiError("invalid_body", "Choose a grace period from the list.");
-    const rolled = await deps.accountKeys.roll(s.user.id, id, grace.seconds);
+    const rolled = await deps.keys.accounts.roll(s.user.id, id, grace.seconds);
     if (!rolled.ok) {
       if (rolled.error.kind === "not_found") throw new ApiError("not_found", `No active key ${id} on this account.`);
       throw keyRefusalError(rolled.error);

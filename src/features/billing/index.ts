@@ -16,11 +16,11 @@ export interface Billing {
 }
 
 /** The subscription store and its life over the app's database (both stateless: one per user is fine). */
-export function billingOf(deps: Pick<AppDeps, "database" | "accountKeys" | "config" | "now">): Billing {
+export function billingOf(deps: Pick<AppDeps, "database" | "keys" | "config" | "now">): Billing {
   const store = new SubscriptionStore(deps.database.db, deps.now);
   const byPrice = new Map<string, PlanName>();
   if (deps.config.STRIPE_PRICE_PRO) byPrice.set(deps.config.STRIPE_PRICE_PRO, "pro");
   if (deps.config.STRIPE_PRICE_SCALE) byPrice.set(deps.config.STRIPE_PRICE_SCALE, "scale");
-  const life = new SubscriptionLife(store, deps.accountKeys, (p) => (p ? byPrice.get(p) : undefined), deps.now);
+  const life = new SubscriptionLife(store, deps.keys.accounts, (p) => (p ? byPrice.get(p) : undefined), deps.now);
   return { store, life };
 }

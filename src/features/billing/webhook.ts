@@ -126,19 +126,19 @@ async function verifiedEvent(payload: string, signature: string, secret: string,
  */
 export function registerBillingWebhook(
   app: OpenAPIHono<AppEnv>,
-  deps: Pick<AppDeps, "accountKeys" | "config" | "logger" | "now">,
+  deps: Pick<AppDeps, "keys" | "config" | "logger" | "now">,
   life: SubscriptionLife,
 ): void {
   /** Applies a subscription's event once (Stripe retries), in order (lifecycle.ts). */
   async function once(id: string, type: string, created: number, apply: () => Promise<Outcome>) {
-    if (!(await deps.accountKeys.plans.firstDelivery(id, type))) {
+    if (!(await deps.keys.accounts.plans.firstDelivery(id, type))) {
       return { received: true as const, applied: false, ignored: "event already applied" };
     }
     let outcome: Outcome;
     try {
       outcome = await apply();
     } catch (err) {
-      await deps.accountKeys.plans.forgetDelivery(id).catch(() => undefined);
+      await deps.keys.accounts.plans.forgetDelivery(id).catch(() => undefined);
       throw err;
     }
     if (outcome.applied) deps.logger.info({ event: id, type, created, plan: outcome.plan }, "billing event applied");
@@ -193,21 +193,21 @@ export function registerBillingWebhook(
       return c.json({ received: true, applied: false, ignored: "metadata.plan is not a plan" }, 200);
     const ref = s.client_reference_id ?? null;
     const email =
-      (ref && EMAIL.test(ref) ? ref : ref ? await deps.accountKeys.plans.emailFor(ref) : null) ??
+      (ref && EMAIL.test(ref) ? ref : ref ? await deps.keys.accounts.plans.emailFor(ref) : null) ??
       s.customer_details?.email ??
       s.customer_email ??
       null;
     if (!email) return c.json({ received: true, applied: false, ignored: "no customer e-mail" }, 200);
-    if (!(await deps.accountKeys.plans.firstDelivery(event.id, event.type))) {
+    if (!(await deps.keys.accounts.plans.firstDelivery(event.id, event.type))) {
       return c.json({ received: true, applied: false, ignored: "event already applied" }, 200);
     }
     // Stripe delivers in any order and retries for days: a purchase older than the one in force is late.
     const purchasedAt = event.created ? new Date(event.created * 1000).toISOString() : undefined;
-    let granted: Awaited<ReturnType<typeof deps.accountKeys.purchase>>;
+    let granted: Awaited<ReturnType<typeof deps.keys.accounts.purchase>>;
     try {
-      granted = await deps.accountKeys.purchase(email, plan, s.id, purchasedAt);
+      granted = await deps.keys.accounts.purchase(email, plan, s.id, purchasedAt);
     } catch (err) {
-      await deps.accountKeys.plans.forgetDelivery(event.id).catch(() => undefined);
+      await deps.keys.accounts.plans.forgetDelivery(event.id).catch(() => undefined);
       throw err;
     }
     if (!granted) return c.json({ received: true, applied: false, ignored: "a later purchase is in force" }, 200);

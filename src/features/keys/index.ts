@@ -1,10 +1,13 @@
 // The keys feature's public face: what other features (account, billing), the CLI and the
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
+export { AccountQuotas } from "./account-quota.js";
+export { Counted } from "./counted.js";
 export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";
 export { isPlanName, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans.js";
-export { accountKeyStore } from "./pooled-store.js";
+export { Pooled } from "./pooled.js";
 export { type KeyRefusal, keyRefusalError, keyRefusalMessage } from "./refusals.js";
+export { KeyService } from "./service.js";
 export { type DailyCounts, UsageCounter } from "./usage.js";
 export { registerUsage } from "./usage-route.js";

@@ -89,15 +89,15 @@ const route = createRoute({
 });
 
 /** `GET /v1/usage` (exempt from the demo tier: see app.ts). */
-export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "accountKeys" | "keys" | "usage">): void {
+export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "keys">): void {
   app.openAPIRegistry.registerPath(route);
   const handler = async (c: Context<AppEnv>) => {
     const token = bearerToken(c.req.header("authorization"));
     const key = await verifyKey(c, deps.keys, token, { cost: 0 });
     const rl = key.ratelimit;
     const [row, counts, owned] = await Promise.all([
-      deps.accountKeys.ledger.byKeyId(key.keyId),
-      deps.usage.counts([key.keyId]),
+      deps.keys.accounts.ledger.byKeyId(key.keyId),
+      deps.keys.usage.counts([key.keyId]),
       deps.keys.list(key.ownerId),
     ]);
     const info = owned.find((k) => k.id === key.keyId);

@@ -120,7 +120,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
  * and takes the call out of the key's charged calls (`GET /v1/usage`), whatever its limits.
  */
 async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
-  await deps.keys.credit(key.keyId, 1, key);
+  await deps.keys.refund(key.keyId, 1, key);
 }
 
 async function classify(deps: VibeDeps, texts: string[]): Promise<ClassifyResponseBody> {

@@ -146,12 +146,12 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
   it("credit gives spent uses back; an unlimited key stays unlimited; an unknown id is false", async () => {
     const used = await store.create({ name: "c", permissions: [], remaining: 1 });
     expect(await store.verify(used.key)).toMatchObject({ code: "VALID", remaining: 0 });
-    expect(await store.credit(used.id, 1)).toBe(true);
+    expect(await store.refund(used.id, 1)).toBe(true);
     expect(await store.verify(used.key)).toMatchObject({ code: "VALID", remaining: 0 });
     const unlimited = await store.create({ name: "u", permissions: [] });
-    expect(await store.credit(unlimited.id, 1)).toBe(true);
+    expect(await store.refund(unlimited.id, 1)).toBe(true);
     expect((await store.list()).find((k) => k.id === unlimited.id)?.remaining).toBeNull();
-    expect(await store.credit("key_missing", 1)).toBe(false);
+    expect(await store.refund("key_missing", 1)).toBe(false);
   });
 }
 

@@ -124,14 +124,14 @@ describe("Unkey requests", () => {
     const limited = await h.keys.create({ name: "r", permissions: [PERMISSION], remaining: 3 });
     const unlimited = await h.keys.create({ name: "u", permissions: [PERMISSION] });
     unkey().calls.length = 0;
-    expect(await h.keys.credit(limited.id, 2)).toBe(true);
+    expect(await h.keys.refund(limited.id, 2)).toBe(true);
     expect(
       unkey()
         .callsTo("/v2/keys.updateCredits")
         .map((c) => c.body),
     ).toEqual([{ keyId: limited.id, operation: "increment", value: 2 }]);
-    expect(await h.keys.credit(unlimited.id, 1)).toBe(true);
-    expect(await h.keys.credit("key_missing", 1)).toBe(false);
+    expect(await h.keys.refund(unlimited.id, 1)).toBe(true);
+    expect(await h.keys.refund("key_missing", 1)).toBe(false);
     expect(unkey().callsTo("/v2/keys.updateCredits")).toHaveLength(1);
     const remaining = Object.fromEntries((await h.keys.list()).map((k) => [k.id, k.remaining]));
     expect([remaining[limited.id], remaining[unlimited.id]]).toEqual([5, null]);

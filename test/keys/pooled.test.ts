@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import { PLANS } from "../../src/features/keys/plans.js";
-import { PooledKeyStore } from "../../src/features/keys/pooled-store.js";
-import type { KeyStore, KeyVerification } from "../../src/ports/key-store.js";
+import { Pooled } from "../../src/features/keys/pooled.js";
+import type { KeyVerification, KeyVerifier } from "../../src/ports/key-store.js";
 import { testApp } from "../helpers/app.js";
 
-describe("PooledKeyStore: a refused verdict gives back the account's uses its store spent", () => {
+describe("Pooled: a refused verdict gives back the account's uses its store spent", () => {
   it("the store spent the account's use with the key, then refused the call (DISABLED): the use goes back", async () => {
     const t = await testApp();
     try {
@@ -26,8 +26,8 @@ describe("PooledKeyStore: a refused verdict gives back the account's uses its st
         remaining: null,
         account: { ownerId, plan: "pro", opened: true, remaining: 4, spent: true },
       };
-      const inner = { verify: async () => refused, credit: async () => true } as unknown as KeyStore;
-      const store = new PooledKeyStore(inner, quotas, t.deps.limiter);
+      const inner: KeyVerifier = { verify: async () => refused, refund: async () => true };
+      const store = new Pooled(quotas, t.deps.limiter, inner);
       expect(await store.verify("alm_x", "vibe.classify")).toMatchObject({ code: "DISABLED" });
       expect(await quotas.remaining(ownerId)).toBe(5);
       // A free check (cost 0) spent nothing, so nothing goes back.

@@ -1,24 +1,20 @@
-import type { Kysely } from "kysely";
-import type { DB } from "../../db/schema.js";
-import type { KeyRateLimitState, KeyStore, KeyVerification, Refund, VerifyOptions } from "../../ports/key-store.js";
+import type { KeyRateLimitState, KeyVerification, KeyVerifier, Refund, VerifyOptions } from "../../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
-import { AccountQuotas, fewer, type Pool } from "./account-quota.js";
-import { CountingKeyStore } from "./counting-store.js";
-import type { UsageCounter } from "./usage.js";
+import { type AccountQuotas, fewer, type Pool } from "./account-quota.js";
 
 /**
- * A key store whose account-page keys spend their account's uses and rate limit (all its keys
+ * The key service's account layer: account-page keys spend their account's uses and rate limit (all its keys
  * together, rolls included), after the key's own limits if it has any. Other keys (made with
  * `almanac keys create`) have only their own.
  */
-export class PooledKeyStore implements KeyStore {
+export class Pooled implements KeyVerifier {
   /** This process's calls that hold an account's uses until its rate limit decides, by account. */
   private readonly holding = new Map<string, Set<Promise<void>>>();
 
   constructor(
-    private readonly inner: KeyStore,
     private readonly quotas: AccountQuotas,
     private readonly limiter: RateLimiter,
+    private readonly inner: KeyVerifier,
   ) {}
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
@@ -54,7 +50,7 @@ export class PooledKeyStore implements KeyStore {
     if (!pool) return v;
     // Refused by the account after the key spent a use of its own: that use goes back.
     const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
-      if (cost > 0 && v.remaining != null) await this.inner.credit(v.keyId as string, cost);
+      if (cost > 0 && v.remaining != null) await this.inner.refund(v.keyId as string, cost);
       return answer;
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
@@ -125,15 +121,9 @@ export class PooledKeyStore implements KeyStore {
     return { ...v, code: "RATE_LIMITED", ratelimit: tighter(v.ratelimit, accountState(rule, peek)) };
   }
 
-  create: KeyStore["create"] = (input) => this.inner.create(input);
-  list: KeyStore["list"] = (ownerId) => this.inner.list(ownerId);
-  revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
-  roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
-  update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
-
   /** A refund: to the key's own uses if it has any, and to its account's (unless set since the call was charged). */
-  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
-    const found = await this.inner.credit(id, uses, refund);
+  async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
+    const found = await this.inner.refund(id, uses, refund);
     const pool = found ? await this.quotas.poolOf(id) : undefined;
     if (pool && pool.remaining !== null) await this.quotas.credit(pool.ownerId, uses, refund.chargedAt);
     return found;
@@ -158,9 +148,4 @@ const accountState = (rule: LimitRule, d: LimitDecision): KeyRateLimitState => (
 /** The rate-limit window that binds first. */
 function tighter(a: KeyRateLimitState | undefined, b: KeyRateLimitState): KeyRateLimitState {
   return a && a.remaining < b.remaining ? a : b;
-}
-
-/** The app's key store: the adapter, with account quotas, counting charged calls per key. */
-export function accountKeyStore(store: KeyStore, db: Kysely<DB>, limiter: RateLimiter, usage: UsageCounter): KeyStore {
-  return new CountingKeyStore(new PooledKeyStore(store, new AccountQuotas(db), limiter), usage);
 }

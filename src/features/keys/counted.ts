@@ -1,16 +1,16 @@
-import type { KeyStore, KeyVerification, Refund, VerifyOptions } from "../../ports/key-store.js";
+import type { KeyVerification, KeyVerifier, Refund, VerifyOptions } from "../../ports/key-store.js";
 import { hourOf, type UsageCounter } from "./usage.js";
 
 /**
- * A key store that counts every charged, valid verification (classify calls, keyed GETs) per key,
+ * The key service's counting layer: counts every charged, valid verification (classify calls, keyed GETs) per key,
  * for the account page and `GET /v1/usage`, and every charged call the store refused for a known
  * key (the account page's chart). Free checks (cost 0: replays, invalid bodies, the usage
- * endpoint itself) are not counted, and a refund (`credit`: the charged job failed) takes its call back.
+ * endpoint itself) are not counted, and a refund (the charged job failed) takes its call back.
  */
-export class CountingKeyStore implements KeyStore {
+export class Counted implements KeyVerifier {
   constructor(
-    private readonly inner: KeyStore,
     private readonly usage: UsageCounter,
+    private readonly inner: KeyVerifier,
   ) {}
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
@@ -24,15 +24,9 @@ export class CountingKeyStore implements KeyStore {
     return v;
   }
 
-  create: KeyStore["create"] = (input) => this.inner.create(input);
-  list: KeyStore["list"] = (ownerId) => this.inner.list(ownerId);
-  revoke: KeyStore["revoke"] = (id, ownerId) => this.inner.revoke(id, ownerId);
-  roll: KeyStore["roll"] = (id, ownerId, opts) => this.inner.roll(id, ownerId, opts);
-  update: KeyStore["update"] = (id, patch, ownerId) => this.inner.update(id, patch, ownerId);
-
   /** A refund: the call was counted as charged (in the hour `refund.countedIn`), and is not any more. */
-  async credit(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
-    const found = await this.inner.credit(id, uses, refund);
+  async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
+    const found = await this.inner.refund(id, uses, refund);
     if (found) this.usage.record(id, "refunded", uses, refund.countedIn);
     return found;
   }
