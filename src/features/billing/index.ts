@@ -21,6 +21,6 @@ export function billingOf(deps: Pick<AppDeps, "database" | "keys" | "config" | "
   const byPrice = new Map<string, PlanName>();
   if (deps.config.STRIPE_PRICE_PRO) byPrice.set(deps.config.STRIPE_PRICE_PRO, "pro");
   if (deps.config.STRIPE_PRICE_SCALE) byPrice.set(deps.config.STRIPE_PRICE_SCALE, "scale");
-  const life = new SubscriptionLife(store, deps.keys.accounts, (p) => (p ? byPrice.get(p) : undefined), deps.now);
+  const life = new SubscriptionLife(store, deps.keys, (p) => (p ? byPrice.get(p) : undefined), deps.now);
   return { store, life };
 }

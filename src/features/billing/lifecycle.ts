@@ -1,4 +1,4 @@
-import type { AccountKeys } from "../keys/index.js";
+import type { KeyService } from "../keys/index.js";
 import { isPlanName, PLAN_NAMES, type PlanName } from "../keys/index.js";
 import type { CheckoutSession, Invoice, Subscription } from "./stripe-objects.js";
 import type { SubscriptionRow, SubscriptionStore } from "./subscriptions.js";
@@ -21,7 +21,7 @@ const ENDED = new Set(["canceled", "unpaid", "incomplete_expired"]);
 export class SubscriptionLife {
   constructor(
     private readonly store: SubscriptionStore,
-    private readonly accountKeys: AccountKeys,
+    private readonly keys: KeyService,
     /** Price id → plan (STRIPE_PRICE_PRO, STRIPE_PRICE_SCALE). */
     private readonly planOfPrice: (price: string | null | undefined) => PlanName | undefined,
     private readonly now: () => Date,
@@ -31,7 +31,7 @@ export class SubscriptionLife {
     const row = customer ? await this.store.byCustomer(customer) : undefined;
     const accountId = ref ?? row?.account_id;
     if (!accountId) return undefined;
-    const email = row?.account_id === accountId ? row.email : await this.accountKeys.plans.emailFor(accountId);
+    const email = row?.account_id === accountId ? row.email : await this.keys.accounts.plans.emailFor(accountId);
     return email ? { accountId, email } : undefined;
   }
 
@@ -50,7 +50,7 @@ export class SubscriptionLife {
       cancel_at_period_end: 0,
       next_plan: null,
     });
-    const granted = await this.accountKeys.purchase(who.email, plan, s.id, iso(created));
+    const granted = await this.keys.accounts.purchase(who.email, plan, s.id, iso(created));
     if (!granted) return ignored("a later purchase is in force");
     return { applied: true, email: who.email.toLowerCase(), plan };
   }
@@ -81,7 +81,7 @@ export class SubscriptionLife {
     if (!(await this.store.apply(who.accountId, who.email, created, state)))
       return ignored("a later event is in force");
     if (upgrade || !before || before.plan === "free") {
-      const granted = await this.accountKeys.purchase(who.email, plan, sub.id, iso(created));
+      const granted = await this.keys.accounts.purchase(who.email, plan, sub.id, iso(created));
       if (!granted) return ignored("a later purchase is in force");
     }
     return { applied: true, email: who.email.toLowerCase(), plan: state.plan };
@@ -110,7 +110,7 @@ export class SubscriptionLife {
     if (!(await this.store.apply(who.accountId, who.email, created, state)))
       return ignored("a later event is in force");
     if (!over) return { applied: true, email: who.email.toLowerCase(), plan: state.plan };
-    const granted = await this.accountKeys.purchase(who.email, "free", sub.id, iso(created));
+    const granted = await this.keys.accounts.purchase(who.email, "free", sub.id, iso(created));
     if (!granted) return ignored("a later purchase is in force");
     return { applied: true, email: who.email.toLowerCase(), plan: "free" };
   }
@@ -154,7 +154,7 @@ export class SubscriptionLife {
     if (inv.billing_reason === "subscription_create" && before?.plan === plan) {
       return { applied: true, email: who.email.toLowerCase(), plan };
     }
-    const granted = await this.accountKeys.purchase(who.email, plan, inv.id, iso(created));
+    const granted = await this.keys.accounts.purchase(who.email, plan, inv.id, iso(created));
     if (!granted) return ignored("a later purchase is in force");
     return { applied: true, email: who.email.toLowerCase(), plan };
   }
@@ -193,7 +193,7 @@ export class SubscriptionLife {
       cancel_at_period_end: 0,
     });
     if (!won) return false;
-    await this.accountKeys.purchase(row.email, plan, row.subscription_id ?? row.account_id, row.period_end);
+    await this.keys.accounts.purchase(row.email, plan, row.subscription_id ?? row.account_id, row.period_end);
     return true;
   }
 }
