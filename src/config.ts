@@ -28,7 +28,7 @@ const EnvSchema = z.object({
   DATABASE_URL: optional(url(["postgres", "postgresql"])),
   DATABASE_POOL_SIZE: optional(int(1, 1000)).default(10),
   DATABASE_ACQUIRE_TIMEOUT_MS: optional(int(100, 600_000)).default(10_000),
-  DATABASE_TIMEOUT_MS: optional(int(100, 60_000)).default(1500),
+  DATABASE_TIMEOUT_MS: optional(int(100, 60_000)).default(1000),
   REDIS_URL: optional(url(["redis", "rediss"])),
   REDIS_KEY_PREFIX: optional(z.string().regex(/^[!-~]{1,64}$/, "must be 1 to 64 visible ASCII characters")).default(
     "almanac:",

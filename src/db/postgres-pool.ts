@@ -84,24 +84,35 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
 
   const clock = new ResponsiveClock();
   let lastProgress = clock.now();
+  // Set when a call has given up on silence, cleared by the next answer: until then every call
+  // gives up at its first look (a tenth of silenceMs), so a request that needs the database more
+  // than once, or one that comes later, does not wait out the silence again.
+  let silent = false;
   const progress = () => {
     lastProgress = clock.now();
+    silent = false;
+  };
+  const gaveUp = () => {
+    silent = true;
   };
   raw.on("connect", progress);
 
   /** A checked-out connection, or an error once the database has been silent for silenceMs. */
   const acquire = () => {
     const started = clock.now();
-    return settleOrSilence(raw.connect(), () => clock.now() - Math.max(started, lastProgress) >= silenceMs, {
+    return settleOrSilence(raw.connect(), () => silent || clock.now() - Math.max(started, lastProgress) >= silenceMs, {
       message: `PostgreSQL has not answered for ${silenceMs} ms`,
       everyMs: silenceMs / 10,
       late: (client) => client.release(),
+      gaveUp,
     });
   };
 
   const named = statementNames();
+  const isSilent = () => silent;
   const bounded: PostgresPool = {
-    connect: async () => boundedClient(await acquire(), { silenceMs, clock, progress, named }, DatabaseError),
+    connect: async () =>
+      boundedClient(await acquire(), { silenceMs, clock, progress, gaveUp, isSilent, named }, DatabaseError),
     end: async () => {
       clock.stop();
       await raw.end();
@@ -114,6 +125,9 @@ interface Bounds {
   silenceMs: number;
   clock: ResponsiveClock;
   progress: () => void;
+  /** A call gave up on silence; `isSilent` says so until the next answer. */
+  gaveUp: () => void;
+  isSilent: () => boolean;
   /** The statement name of a text marked by `preparedStatement`. */
   named: (text: string) => string | undefined;
 }
@@ -124,7 +138,7 @@ interface Bounds {
  */
 function boundedClient(
   client: pg.PoolClient,
-  { silenceMs, clock, progress, named }: Bounds,
+  { silenceMs, clock, progress, gaveUp, isSilent, named }: Bounds,
   DatabaseError: typeof pg.DatabaseError,
 ): PostgresPoolClient {
   let broken = false;
@@ -136,8 +150,8 @@ function boundedClient(
         name === undefined
           ? client.query(text, values as unknown[])
           : client.query({ name, text, values: values as unknown[] }),
-        () => clock.now() - sent >= silenceMs,
-        { message: `PostgreSQL did not answer a query within ${silenceMs} ms`, everyMs: silenceMs / 10 },
+        () => isSilent() || clock.now() - sent >= silenceMs,
+        { message: `PostgreSQL did not answer a query within ${silenceMs} ms`, everyMs: silenceMs / 10, gaveUp },
       );
       progress();
       return result;
@@ -163,7 +177,7 @@ function boundedClient(
 function settleOrSilence<T>(
   work: Promise<T>,
   silent: () => boolean,
-  opts: { message: string; everyMs: number; late?: (value: T) => void },
+  opts: { message: string; everyMs: number; late?: (value: T) => void; gaveUp?: () => void },
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
@@ -173,6 +187,7 @@ function settleOrSilence<T>(
           if (settled || !silent()) return;
           settled = true;
           clearInterval(watch);
+          opts.gaveUp?.();
           reject(Object.assign(new Error(opts.message), { code: "ETIMEDOUT" }));
         }),
       Math.max(10, Math.floor(opts.everyMs)),
@@ -195,6 +210,13 @@ function settleOrSilence<T>(
 }
 
 const TICK_MS = 20;
+/**
+ * How late a tick may come before the event loop counts as blocked. On a loaded host timers run
+ * late on every tick, and the process is descheduled for tens of milliseconds at a time; counted
+ * as blocked, that stretched 1.5 s of silence to 2 s and more (answers that came meanwhile are
+ * read before silence is declared anyway: settleOrSilence looks after the poll phase).
+ */
+const LATE_MS = 250;
 
 /** Milliseconds that advance only while the event loop runs: time it spent blocked is left out. */
 class ResponsiveClock {
@@ -202,7 +224,7 @@ class ResponsiveClock {
   private last = performance.now();
   private readonly ticker = setInterval(() => {
     const now = performance.now();
-    this.blocked += Math.max(0, now - this.last - TICK_MS);
+    this.blocked += Math.max(0, now - this.last - TICK_MS - LATE_MS);
     this.last = now;
   }, TICK_MS).unref();
 
