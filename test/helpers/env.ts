@@ -92,8 +92,9 @@ export function skippedBecause(skip: boolean, why: string): string {
 }
 
 /**
- * A property test's run count: `n` (what CI runs) scaled by PROPERTY_RUNS_SCALE when it is set,
- * e.g. 0.1 for a quick local pass; at least 1.
+ * A property test's run count: `n` scaled by PROPERTY_RUNS_SCALE, at least 1. `npm test` sets the
+ * scale to 0.1 (vitest.config.ts); `npm run test:resilience` runs the files in its PROPERTY_TESTS
+ * at full size. A file that calls this belongs in that list.
  */
 export function propertyRuns(n: number): number {
   const scale = Number(process.env.PROPERTY_RUNS_SCALE ?? 1);

@@ -2,6 +2,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../helpers/env.js";
 import { type FuzzRig, fuzzRig, hostileString, SEED, WEBHOOK_SECRET } from "../resilience/fuzz.js";
 
 /**
@@ -17,7 +18,7 @@ import { type FuzzRig, fuzzRig, hostileString, SEED, WEBHOOK_SECRET } from "../r
  * now any string.
  */
 
-const RUNS = Number(process.env.FUZZ_TWO_WAY_RUNS ?? 500);
+const RUNS = propertyRuns(500);
 const PROTOCOL = new Set(["content-type", "content-length", "connection", "date", "vary", "transfer-encoding"]);
 
 type Schema = Record<string, unknown>;
