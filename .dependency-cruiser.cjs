@@ -39,6 +39,15 @@ module.exports = {
       to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
     },
     {
+      name: "http-no-composition-root",
+      severity: "error",
+      comment:
+        "The HTTP edge (src/http) takes what it needs as arguments (a Pick of AppDeps, from src/app-deps.ts); " +
+        "it never imports the composition root (deps.ts, app.ts, admin.ts, main.ts, server.ts, cluster.ts) nor the CLI.",
+      from: { path: "^src/http/" },
+      to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
+    },
+    {
       name: "domain-errors-are-values",
       severity: "error",
       comment:

@@ -1,6 +1,6 @@
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
-import type { AppDeps } from "../deps.js";
+import type { AppDeps } from "../app-deps.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { RateLimiter } from "../ports/rate-limiter.js";
 import { type AnswerCache, normaliseTarget } from "./answer-cache.js";
@@ -8,7 +8,9 @@ import { Envelope } from "./envelope.js";
 import { etagMatches } from "./http-cache.js";
 
 /** The hot lane over `deps`, or undefined when the answer cache is off (ANSWER_CACHE_MB=0). */
-export function hotLaneFor(deps: AppDeps): ((app: RequestListener) => RequestListener) | undefined {
+export function hotLaneFor(
+  deps: Pick<AppDeps, "answers" | "limiter" | "metrics" | "logger" | "now" | "config">,
+): ((app: RequestListener) => RequestListener) | undefined {
   const { answers, limiter, metrics, logger, now } = deps;
   if (!answers) return undefined;
   const envelope = Envelope.of(deps);
