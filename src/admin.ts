@@ -50,6 +50,8 @@ export interface AdminDeps {
    * applies them. It verifies nothing, so no rate limits apply here.
    */
   keys: KeyService;
+  /** The clock the commands read (a key's expiry "in the past"). */
+  now: () => Date;
   close(): Promise<void>;
 }
 
@@ -57,10 +59,12 @@ export async function buildAdminDeps(config: Config, logger: Logger): Promise<Ad
   const { database } = await openMigrated(config, logger);
   const usage = new UsageCounter(database.db);
   const storage = createKeyStore(config, database, new MemoryRateLimiter());
+  const now = () => new Date();
   return {
     config,
     database,
-    keys: new KeyService({ storage, verifier: storage, db: database.db, usage }),
+    now,
+    keys: new KeyService({ storage, verifier: storage, db: database.db, usage, now }),
     close: async () => {
       await usage.close().catch(() => undefined);
       await database.close();

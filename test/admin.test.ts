@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { buildAdminDeps, openMigrated } from "../src/admin.js";
 import { loadDotenvFile } from "../src/cli/env-file.js";
 import { parseConfig } from "../src/config.js";
-import { accountIdByEmail } from "../src/features/account/index.js";
+import { PlanStore } from "../src/features/keys/plan-store.js";
 import { tempDir } from "./helpers/env.js";
 
 const logger = pino({ level: "silent" });
@@ -18,7 +18,7 @@ describe("the admin composition (CLI and cluster primary)", () => {
     const first = await openMigrated(config, logger);
     expect(first.applied.length).toBeGreaterThan(0);
     // No better-auth tables without { auth: true }: the lookup says "no account" rather than failing.
-    expect(await accountIdByEmail(first.database, "a@example.com")).toBeNull();
+    expect(await new PlanStore(first.database.db).userIdFor("a@example.com")).toBeNull();
     await first.database.close();
 
     const second = await openMigrated(config, logger, { auth: true });
@@ -27,8 +27,8 @@ describe("the admin composition (CLI and cluster primary)", () => {
       const now = new Date().toISOString();
       await sql`insert into auth_user (id, name, email, "emailVerified", "createdAt", "updatedAt")
                 values ('u_1', 'A', 'a@example.com', 1, ${now}, ${now})`.execute(second.database.db);
-      expect(await accountIdByEmail(second.database, "A@Example.COM")).toBe("u_1");
-      expect(await accountIdByEmail(second.database, "b@example.com")).toBeNull();
+      expect(await new PlanStore(second.database.db).userIdFor("A@Example.COM")).toBe("u_1");
+      expect(await new PlanStore(second.database.db).userIdFor("b@example.com")).toBeNull();
     } finally {
       await second.database.close();
     }

@@ -2,13 +2,12 @@ import { type Command, InvalidArgumentError } from "commander";
 import { createLogger } from "../adapters/logger.js";
 import { type AdminDeps, buildAdminDeps } from "../admin.js";
 import type { Config } from "../config.js";
-import type { Database } from "../db/database.js";
-import { accountIdByEmail } from "../features/account/index.js";
 import {
   CLEAR_WORDS,
   isKeyName,
   isPlanName,
   KEY_NAME_RULE,
+  type KeyService,
   keyRefusalMessage,
   MAX_USES,
   PLAN_NAMES,
@@ -79,10 +78,10 @@ function owner(value: string): string {
 }
 
 /** An owner given as an e-mail address is the account with that address (the account page's owner id). */
-async function resolveOwner(database: Database, owner: string | undefined): Promise<string | null> {
+async function resolveOwner(keys: KeyService, owner: string | undefined): Promise<string | null> {
   if (owner === undefined) return null;
   if (!owner.includes("@")) return owner;
-  const found = await accountIdByEmail(database, owner);
+  const found = await keys.accounts.plans.userIdFor(owner);
   if (!found) throw new CliError(`no account with e-mail ${owner}: sign in once on /account first, or pass a user id.`);
   return found;
 }
@@ -165,13 +164,13 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
         remaining?: number;
         ratelimit?: { limit: number; durationSec: number };
       }) =>
-        withStore(async ({ keys: store, database, config }) => {
-          if (opts.expires && Date.parse(opts.expires) <= Date.now()) {
+        withStore(async ({ keys: store, config, now }) => {
+          if (opts.expires && Date.parse(opts.expires) <= now().getTime()) {
             throw new CliError("--expires is in the past: a key created now would never work.");
           }
           const created = await store.create({
             name: opts.name,
-            ownerId: await resolveOwner(database, opts.owner),
+            ownerId: await resolveOwner(store, opts.owner),
             permissions: opts.permission ?? [config.KEY_PERMISSION],
             expiresAt: opts.expires ?? null,
             remaining: opts.remaining ?? null,
@@ -187,8 +186,8 @@ export function registerKeysCommands(program: Command, io: CliIo, loadConfig: ()
     .description("list keys (prefix and last four characters, never the key)")
     .option("--owner <id-or-email>", "only this account's keys", owner)
     .action((opts: { owner?: string }) =>
-      withStore(async ({ keys: store, database }) => {
-        const keys = await store.list(opts.owner === undefined ? undefined : await resolveOwner(database, opts.owner));
+      withStore(async ({ keys: store }) => {
+        const keys = await store.list(opts.owner === undefined ? undefined : await resolveOwner(store, opts.owner));
         // Old → new: each key says which key it replaced in a roll, and which key replaced it.
         print(keys.map((k) => ({ ...k, replacedBy: keys.find((x) => x.replaces === k.id)?.id ?? null })));
       }),

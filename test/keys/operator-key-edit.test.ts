@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { accountIdByEmail } from "../../src/features/shared/accounts.js";
 import { accountApp, accountPage } from "../account/support.js";
 import { errorOf } from "../helpers/app.js";
 import { bearer, classify, PERMISSION } from "../helpers/key-stores.js";
@@ -18,7 +17,7 @@ describe("an operator-issued key on its owner's account page", () => {
   it("its uses, rate limit, expiry and permissions cannot be changed there (409 OPERATOR_KEY); its name can", async () => {
     const email = "operator-key@example.test";
     const agent = await acct.signIn(email);
-    const ownerId = (await accountIdByEmail(acct.t.deps.database, email)) as string;
+    const ownerId = (await acct.t.deps.keys.accounts.plans.userIdFor(email)) as string;
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const trial = await acct.t.deps.keys.create({
       name: "trial",
@@ -60,7 +59,7 @@ describe("an operator-issued key on its owner's account page", () => {
   it("with limits of its own it rolls there only without a grace period (at Unkey both keys would hold them)", async () => {
     const email = "operator-roll@example.test";
     const agent = await acct.signIn(email);
-    const ownerId = (await accountIdByEmail(acct.t.deps.database, email)) as string;
+    const ownerId = (await acct.t.deps.keys.accounts.plans.userIdFor(email)) as string;
     const metered = await acct.t.deps.keys.create({
       name: "metered",
       ownerId,

@@ -178,7 +178,7 @@ export function registerAccountActions(
     const { s } = await guard(c);
     const provider = providers.find((p) => p.id === c.req.param("provider"));
     if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
-    if (Date.now() - new Date(s.session.createdAt).getTime() >= SESSION_FRESH_SEC * 1000) {
+    if (deps.now().getTime() - new Date(s.session.createdAt).getTime() >= SESSION_FRESH_SEC * 1000) {
       return render(c, s, { notice: { kind: "error", text: "Sign out and in again to link." } }, 400);
     }
     await spendProviderStart(c);

@@ -1,5 +1,4 @@
 // The account feature's public face: what other features (home) and the composition root use.
-export { accountIdByEmail } from "../shared/accounts.js";
 export { htmlErrors, pageHeaders } from "./http.js";
 export { Layout } from "./layout.jsx";
 export { registerAccount } from "./route.js";

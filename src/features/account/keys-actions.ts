@@ -37,7 +37,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
   app.post("/account/keys", async (c) => {
     const { s, body } = await h.guard(c);
     const name = keyName(body);
-    const expiresAt = expiryChoice(body, Date.now());
+    const expiresAt = expiryChoice(body, deps.now().getTime());
     const allowed = [deps.config.KEY_PERMISSION];
     const permissions = permissionsOf(body, allowed, allowed) ?? allowed;
     const created = await deps.keys.accounts.create({
@@ -96,7 +96,7 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
   app.post("/account/keys/:id/update", async (c) => {
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
-    const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], Date.now());
+    const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], deps.now().getTime());
     const updated = await deps.keys.accounts.update(s.user.id, id, patch);
     if (!updated.ok) {
       if (updated.error.kind === "not_found") throw new ApiError("not_found", `No key ${id} on this account.`);

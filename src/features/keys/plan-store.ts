@@ -1,6 +1,5 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { accountIdByEmail } from "../shared/accounts.js";
 import { DEFAULT_PLAN, isPlanName, type PlanName } from "./plans.js";
 
 export interface PlanGrant {
@@ -95,9 +94,19 @@ export class PlanStore {
     await this.db.deleteFrom("billing_events").where("id", "=", id).execute();
   }
 
-  /** The account (better-auth user) with this e-mail, if it signed in once. */
-  userIdFor(email: string): Promise<string | null> {
-    return accountIdByEmail({ db: this.db }, email);
+  /**
+   * The account (better-auth's user) that signed in with `email`, or null: none did, or
+   * better-auth's tables do not exist yet (no one has signed in on this database).
+   */
+  async userIdFor(email: string): Promise<string | null> {
+    try {
+      const { rows } = await sql<{
+        id: string;
+      }>`select id from auth_user where lower(email) = ${email.toLowerCase()}`.execute(this.db);
+      return rows[0]?.id ?? null;
+    } catch {
+      return null;
+    }
   }
 
   async emailFor(userId: string): Promise<string | null> {
