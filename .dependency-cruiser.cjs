@@ -1,5 +1,8 @@
 // The house rules, kept by `npm run check` (dependency-cruiser): the README's code tour lists them.
 // Type-only imports count (tsPreCompilationDeps), so a type can no more make a cycle than a value.
+/** The composition root (deps.ts, app.ts, admin.ts, main.ts, server.ts, cluster.ts) and the CLI. */
+const COMPOSITION_ROOT = ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -36,7 +39,7 @@ module.exports = {
         "Features do not import the composition root (deps.ts, app.ts, main.ts, server.ts, cluster.ts) nor the CLI; " +
         "AppDeps lives beside the ports (src/app-deps.ts, beside the ports).",
       from: { path: "^src/features/" },
-      to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
+      to: { path: COMPOSITION_ROOT },
     },
     {
       name: "http-no-composition-root",
@@ -45,7 +48,7 @@ module.exports = {
         "The HTTP edge (src/http) takes what it needs as arguments (a Pick of AppDeps, from src/app-deps.ts); " +
         "it never imports the composition root (deps.ts, app.ts, admin.ts, main.ts, server.ts, cluster.ts) nor the CLI.",
       from: { path: "^src/http/" },
-      to: { path: ["^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
+      to: { path: COMPOSITION_ROOT },
     },
     {
       name: "domain-errors-are-values",
@@ -68,7 +71,7 @@ module.exports = {
       severity: "error",
       comment: "Ports do not import adapters or the composition root.",
       from: { path: "^src/ports/" },
-      to: { path: ["^src/adapters/", "^src/(deps|app|admin|main|server|cluster)\\.ts$", "^src/cli/"] },
+      to: { path: ["^src/adapters/", ...COMPOSITION_ROOT] },
     },
     {
       name: "one-sqlite-driver",
