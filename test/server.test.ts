@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HEADERS_MAX } from "../src/http/contract.js";
 import { readJsonBody } from "../src/http/json-body.js";
 import { type TestServer, testServer } from "./helpers/app.js";
 import { bodyOf, headerOf, keepAliveSocket, rawRequest } from "./helpers/raw-http.js";
@@ -172,10 +173,26 @@ describe("HTTP core, over a real socket", () => {
     ["a query string of 20,000 characters", `GET /v1/moon?x=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
     ["a header of 20,000 characters", `GET /v1/moon HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`],
   ])("%s → 431 headers_too_large in the error shape, connection closed", async (_name, request) => {
-    const error = expectShaped(await rawRequest(port(), [request]), 431);
+    const res = await rawRequest(port(), [request]);
+    const error = expectShaped(res, 431);
     expect(error).toEqual(
       expect.objectContaining({ code: "headers_too_large", message: "Request headers are too large." }),
     );
+    // As the document's `default` answer declares for every error.
+    expect(headerOf(res.text, "Cache-Control")).toBe("no-store");
+    expect(headerOf(res.text, "Access-Control-Allow-Origin")).toBe("*");
+    expect(headerOf(res.text, "Access-Control-Expose-Headers")).toContain("X-Request-Id");
+  });
+
+  it("an If-None-Match as long as the document allows is served; one longer is a 400, not a 431", async () => {
+    const send = (length: number) =>
+      rawRequest(port(), [
+        `GET /v1/moon?date=2024-01-25 HTTP/1.1\r\nHost: x\r\nIf-None-Match: ${"a".repeat(length)}\r\nConnection: close\r\n\r\n`,
+      ]);
+    expect((await send(HEADERS_MAX)).status).toBe(200);
+    const longer = await send(HEADERS_MAX + 1);
+    expect(longer.status).toBe(400);
+    expect(JSON.parse(bodyOf(longer.text)).error.message).toMatch(/^header "If-None-Match" is invalid/);
   });
 
   it("a query string of 8,000 characters is served", async () => {

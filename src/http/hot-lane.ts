@@ -4,6 +4,7 @@ import type { AppDeps } from "../app-deps.js";
 import type { Metrics } from "../ports/metrics.js";
 import type { RateLimiter } from "../ports/rate-limiter.js";
 import { type AnswerCache, normaliseTarget } from "./answer-cache.js";
+import { HEADERS_MAX } from "./contract.js";
 import { Envelope } from "./envelope.js";
 import { etagMatches } from "./http-cache.js";
 
@@ -59,7 +60,9 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
     const ex = envelope.begin(req.socket.remoteAddress, (name) => headers[name] as string | undefined);
     Envelope.handOn(req, ex);
     const answer = deps.answers.get(normaliseTarget(url), deps.now().getTime());
-    if (answer === undefined) return fallback(req, res);
+    // An If-None-Match longer than the document allows is the app's to refuse.
+    const tooLong = (headers["if-none-match"]?.length ?? 0) > HEADERS_MAX;
+    if (answer === undefined || tooLong) return fallback(req, res);
     deps.limiter
       .consume(envelope.demo, ex.key)
       .then(

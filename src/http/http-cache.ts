@@ -16,6 +16,7 @@ import { RETAINED_304_HEADERS } from "hono/etag";
 import { sha1Hex } from "../lib/hash.js";
 import { reuseUntil } from "./answer-cache.js";
 import { type Contract, type Documented, documented, HEADERS_MAX, type HeaderDoc } from "./contract.js";
+import { ApiError } from "./errors.js";
 import type { AppEnv } from "./types.js";
 
 const DAY_SEC = 86_400;
@@ -70,6 +71,11 @@ export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date):
   return documented<MiddlewareHandler<AppEnv>>(
     async (c, next) => {
       const ifNoneMatch = c.req.header("If-None-Match");
+      if (ifNoneMatch !== undefined && ifNoneMatch.length > HEADERS_MAX)
+        throw new ApiError(
+          "invalid_body",
+          `header "If-None-Match" is invalid: must be at most ${HEADERS_MAX.toLocaleString("en")} characters`,
+        );
       await next();
       const method = c.req.method;
       if ((method === "GET" || method === "HEAD") && c.res.ok) {

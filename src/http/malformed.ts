@@ -41,12 +41,22 @@ function shaped(code: ErrorCode, message: string) {
   return { error, id, body: JSON.stringify(errorBody(error, id)) };
 }
 
+/**
+ * What the document's `default` answer declares on every error, beside X-Request-Id: never
+ * cached, and readable from a web page (the CORS headers of every /v1 answer).
+ */
+const ERROR_HEADERS: Record<string, string> = { "Cache-Control": "no-store", ...Object.fromEntries(CORS_HEADERS) };
+const RAW_HEADERS = Object.entries(ERROR_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join("");
+
 /** Refuses what `malformation` names with 400 `invalid_body`; passes the rest to `next`. */
 export function refuseMalformed(next: RequestListener, logger: Logger): RequestListener {
   return (req, res) => {
     const problem = malformation(req);
     if (problem === undefined) return next(req, res);
-    answer(res, shaped("invalid_body", `Malformed HTTP request: ${problem}.`), logger, problem);
+    const cors = req.url?.startsWith("/v1/") ? Object.fromEntries(CORS_HEADERS) : {};
+    answer(res, shaped("invalid_body", `Malformed HTTP request: ${problem}.`), logger, problem, cors);
   };
 }
 
@@ -77,6 +87,7 @@ function answer(
     "Content-Type": "application/json",
     "Content-Length": Buffer.byteLength(body),
     "X-Request-Id": id,
+    "Cache-Control": "no-store",
     ...headers,
   });
   res.end(body);
@@ -97,7 +108,7 @@ export function requestErrorResponse(logger: Logger) {
     else logger.info({ request_id: id, status: error.status, why: message }, "malformed request");
     return new Response(body, {
       status: error.status,
-      headers: { "Content-Type": "application/json", "X-Request-Id": id, Connection: "close" },
+      headers: { "Content-Type": "application/json", "X-Request-Id": id, ...ERROR_HEADERS, Connection: "close" },
     });
   };
 }
@@ -112,6 +123,7 @@ function writeRaw(socket: Duplex, code: ErrorCode, message: string, logger: Logg
       "Content-Type: application/json\r\n" +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${id}\r\n` +
+      RAW_HEADERS +
       "Connection: close\r\n\r\n" +
       body,
   );
