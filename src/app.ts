@@ -103,6 +103,8 @@ export function createApp(deps: AppDeps): App {
         'Every error is `{"error":{"code","message","reason"?,"details"?,"request_id"}}`; ' +
         "every response carries `X-Request-Id`.",
       contact: { name: "Almanac contact desk", url: `${deps.config.PUBLIC_URL}/` },
+      // The licence of this API description (and of the clients generated from it).
+      license: { name: "MIT", identifier: "MIT" },
     },
     // PUBLIC_URL first: a generated client (Node has no base URL to resolve "/" against) calls
     // the deployment. The relative one is for /docs, whose "Try it out" calls whichever host

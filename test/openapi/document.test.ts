@@ -50,14 +50,35 @@ describe("array parameters (21.2)", () => {
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^query parameter "types"/);
   });
 
-  it("every parameter declares style and explode; the lists are exploded arrays", () => {
+  it("every parameter declares style and explode; the lists are exploded arrays of their words, or one comma-separated string", () => {
     const params = operations().flatMap(({ path, method, op }) =>
       (op.parameters ?? []).map((p) => ({ where: `${method} ${path} ${p.in} ${p.name}`, p })),
     );
     expect(params.filter(({ p }) => p.style === undefined || p.explode === undefined).map((x) => x.where)).toEqual([]);
     for (const list of ["types", "count"]) {
       const p = params.find((x) => x.p.name === list)?.p;
-      expect(p).toMatchObject({ in: "query", style: "form", explode: true, schema: { type: "array" } });
+      expect(p).toMatchObject({ in: "query", style: "form", explode: true });
+      const [array, string] =
+        (p?.schema as { anyOf?: { type: string; items?: { enum?: string[] } }[] } | undefined)?.anyOf ?? [];
+      expect(array?.type).toBe("array");
+      expect(array?.items?.enum).toContain("public");
+      expect(string?.type).toBe("string");
+    }
+  });
+});
+
+describe("info", () => {
+  it("names the licence of the description", () => {
+    expect((doc.info as { license?: unknown }).license).toEqual({ name: "MIT", identifier: "MIT" });
+  });
+
+  it("lists every zone name the server takes for tz, links and renamed zones included", async () => {
+    const tz = doc.paths["/v1/moon"]?.get?.parameters?.find((p) => p.name === "tz");
+    const zones = (tz?.schema as { enum?: string[] } | undefined)?.enum;
+    expect(zones).toEqual(expect.arrayContaining(["UTC", "Etc/UTC", "Asia/Kolkata", "Asia/Calcutta", "Europe/Kyiv"]));
+    for (const zone of ["Asia/Kolkata", "Europe/Kyiv", "Etc/UTC", "US/Eastern"]) {
+      const res = await t.app.request(`/v1/moon?date=2024-01-25&tz=${encodeURIComponent(zone)}`);
+      expect(res.status, zone).toBe(200);
     }
   });
 });

@@ -236,14 +236,19 @@ function documentRefusal(op: Operation, c: Case): string | null {
       if (p.required) return `${p.name} missing`;
       continue;
     }
-    const types = typesOf(resolve(p.schema));
+    const schema = resolve(p.schema);
+    const types = typesOf(schema);
     // A list is its strings; a string parameter is a string whatever its digits; else JSON's reading.
-    const v = types.includes("array")
-      ? sent
-      : p.in === "header" || types.includes("string")
-        ? sent[0]
-        : queryValue(sent[0] as string);
-    if (!valid(p.schema, v)) return `${p.name}=${JSON.stringify(sent)}: ${ajv.errorsText()}`;
+    // A list that may also be one string (`anyOf` array or string): one value sent is either.
+    const eitherList = ((schema.anyOf ?? []) as Schema[]).some((s) => typesOf(resolve(s)).includes("array"));
+    const v =
+      types.includes("array") || (eitherList && sent.length > 1)
+        ? sent
+        : p.in === "header" || types.includes("string") || eitherList
+          ? sent[0]
+          : queryValue(sent[0] as string);
+    if (!valid(p.schema, v) && !(eitherList && valid(p.schema, sent)))
+      return `${p.name}=${JSON.stringify(sent)}: ${ajv.errorsText()}`;
   }
   for (const [name, needs] of Object.entries(op["x-dependent-required"] ?? {})) {
     const sent = (n: string) => c.query.some(([q]) => q === n);

@@ -239,3 +239,23 @@ describe("protocol details", () => {
     expect(unchecked).toThrow(TypeError);
   });
 });
+
+describe("types the server agrees with", () => {
+  it("takes every zone name the server takes, and only the list words it knows", () => {
+    const c = createAlmanacClient({ baseUrl: "http://almanac.test", fetch: async () => ok() });
+    // Compiled, not called: tsc (npm run check) holds these lines to the generated types.
+    const calls = () => [
+      c.get("/v1/moon", { params: { query: { tz: "Asia/Kolkata" } } }),
+      c.get("/v1/sun", { params: { query: { lat: 0, lon: 0, tz: "Etc/UTC" } } }),
+      c.get("/v1/holidays", { params: { query: { country: "GB", types: ["public", "bank"] } } }),
+      c.get("/v1/holidays/working-days", { params: { query: { country: "DE", count: ["day_off"] } } }),
+      // @ts-expect-error not a zone
+      c.get("/v1/moon", { params: { query: { tz: "Mars/Olympus_Mons" } } }),
+      // @ts-expect-error not a holiday type
+      c.get("/v1/holidays", { params: { query: { country: "GB", types: ["nope"] } } }),
+      // @ts-expect-error not a day-off rule
+      c.get("/v1/holidays/working-days", { params: { query: { country: "DE", count: ["nope"] } } }),
+    ];
+    expect(typeof calls).toBe("function");
+  });
+});

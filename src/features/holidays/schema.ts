@@ -35,24 +35,26 @@ const caseless = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCa
  * A list of `allowed` words, any case, sent repeated (`types=public&types=bank`, as openapi-fetch and
  * orval send arrays), comma-separated (`types=public,bank`), or both: at most one value per word,
  * each value one word or several joined by commas (spaces around them allowed). Documented as
- * exactly that: an array (`style: form, explode: true`) of strings with the pattern. The words
- * come out lower case, each once.
+ * either an array (`style: form, explode: true`) of the words themselves (an enum, so a generated
+ * client types them) or one string of comma-separated words (the pattern). The words come out
+ * lower case, each once.
  */
 const listOf = <T extends string>(allowed: readonly T[]) => {
   const word = `(?:${allowed.map(caseless).join("|")})`;
   const message = `must be a comma-separated list of ${allowed.join(", ")}`;
-  const item = z
+  const commaList = z
     .string()
     .max(200, message)
     .regex(new RegExp(`^ *${word} *(?:, *${word} *)*$`), message);
+  const words = z
+    .array(commaList.openapi({ enum: [...allowed] }))
+    .max(allowed.length, `at most ${allowed.length} values`);
   return z
-    .preprocess(
-      (v) => (Array.isArray(v) ? v : [v]),
-      z.array(item).max(allowed.length, `at most ${allowed.length} values`),
-    )
-    .transform((values) => [...new Set(values.flatMap((v) => v.split(",").map((w) => w.trim().toLowerCase() as T)))]);
+    .union([words, commaList], { error: message })
+    .transform((v) => [
+      ...new Set((Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",").map((w) => w.trim().toLowerCase() as T))),
+    ]);
 };
-
 /** Parameter metadata of a list (the explode form a generated client sends). */
 const listParam = (name: string) => ({ param: { name, in: "query" as const, style: "form" as const, explode: true } });
 
@@ -65,7 +67,8 @@ const types = listOf(HOLIDAY_TYPES)
     example: ["public", "bank"],
     description:
       "Holiday types to list (default `public`). `bank`: banks (and in some countries offices) close but it is " +
-      "not a public holiday, e.g. Germany's 24 and 31 December afternoons, New South Wales' Bank Holiday.",
+      "not a public holiday, e.g. Germany's 24 and 31 December afternoons, New South Wales' Bank Holiday. " +
+      "An array of type names (sent repeated), or one string of them comma-separated, any case.",
   });
 
 export const HolidaysQuery = z.object({
@@ -110,7 +113,8 @@ export const WorkingDaysQuery = z.object({
         "What makes a weekday a day off (default `day_off`): `day_off`, the holidays marked `day_off` (full-day " +
         "public holidays most employees have off); or holiday types, whole or part day — `public` (every public " +
         "holiday, also those most people work, such as the Netherlands' Good Friday), `bank` (New South Wales' " +
-        "Bank Holiday, Germany's 24 December), `optional`, `school`, `observance`. Combine with commas.",
+        "Bank Holiday, Germany's 24 December), `optional`, `school`, `observance`. An array of them (sent " +
+        "repeated), or one string of them comma-separated, any case.",
     }),
 });
 

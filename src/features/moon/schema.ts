@@ -13,8 +13,13 @@ const q = (name: string) => ({ param: { name, in: "query" as const } });
 export const MoonQuery = z
   .object({
     date: dateParam.optional().openapi(q("date")),
-    lat: latitudeParam.optional().openapi({ ...q("lat"), description: "Observer latitude; needs `lon`." }),
-    lon: longitudeParam.optional().openapi({ ...q("lon"), description: "Observer longitude; needs `lat`." }),
+    lat: latitudeParam
+      .optional()
+      .openapi({ ...q("lat"), description: "Observer latitude; send it with `lon` (one without the other is a 400)." }),
+    lon: longitudeParam.optional().openapi({
+      ...q("lon"),
+      description: "Observer longitude; send it with `lat` (one without the other is a 400).",
+    }),
     tz: timeZoneParam
       .optional()
       .openapi({ ...q("tz"), description: "IANA zone. Default: the zone at lat/lon, else UTC." }),

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime } from "luxon";
 import tzlookup from "tz-lookup";
+import { TZDB_LINK_NAMES } from "./zone-links.js";
 import { CachedIanaZone, type TimeZones } from "./zones.js";
 
 export { LocalToday, TimeZones } from "./zones.js";
@@ -68,8 +69,14 @@ export function canonicalZone(name: string): string | null {
   }
 }
 
-/** The zone names the document lists (any case is accepted, and the older link names Intl knows). */
-const ZONE_NAMES = ["UTC", ...Intl.supportedValuesOf("timeZone")];
+/**
+ * The zone names the document lists: the engine's own list and tzdb's other names (links, renamed
+ * zones) that the engine accepts, so every name a generated client may send is one the server
+ * takes (any case is accepted too).
+ */
+const ZONE_NAMES = [...new Set(["UTC", ...Intl.supportedValuesOf("timeZone"), ...TZDB_LINK_NAMES])]
+  .filter((name) => canonicalZone(name) !== null)
+  .sort();
 
 export const timeZoneParam = z
   .string()
