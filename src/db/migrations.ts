@@ -212,6 +212,20 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // keys: an account's uses belong to a period; free refills itself each calendar month (UTC).
+  "031_account_quota_periods": {
+    async up(db: Kysely<unknown>) {
+      for (const column of ["period_start", "period_end", "refill_at"]) {
+        await db.schema.alterTable("account_quotas").addColumn(column, "text").execute();
+      }
+      // Free accounts: this month is their first period; paid ones get theirs from Stripe.
+      const now = new Date();
+      const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+      const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+      await sql`update account_quotas set period_start = ${start}, period_end = ${next}, refill_at = ${next}
+        where owner_id in (select owner_id from key_ledger where plan = 'free')`.execute(db);
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -115,6 +115,14 @@ export interface DB {
     owner_id: string;
     remaining: number | null;
     updated_at: string;
+    /** The billing period the uses belong to (null: none, an operator's grant). */
+    period_start: string | null;
+    period_end: string | null;
+    /**
+     * When the uses refill themselves (free: the next calendar month, UTC); null: only a plan
+     * change or a paid renewal refills them. Uses of a row past it are never spent: it refills first.
+     */
+    refill_at: string | null;
   };
   /** Charged calls per key per UTC hour (`2026-11-22T23`); rows older than 31 days are pruned. */
   key_usage: {

@@ -71,6 +71,7 @@ acs as (
    where c.tried and c.aq_remaining is not null and a.owner_id = c.aq_owner
      and (c.own_remaining is null or exists (select 1 from ks))
      and (a.remaining is null or a.remaining >= $2::integer)
+     and (a.refill_at is null or a.refill_at > $3::text)
   returning a.remaining
 )
 select c.*,

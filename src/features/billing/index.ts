@@ -1,6 +1,6 @@
 // The billing feature's public face: what the account and home pages and the composition root use.
 import type { AppDeps } from "../../app-deps.js";
-import type { PlanName } from "../keys/index.js";
+import type { KeyService, PlanName } from "../keys/index.js";
 import { SubscriptionLife } from "./lifecycle.js";
 import { SubscriptionStore } from "./subscriptions.js";
 
@@ -13,6 +13,7 @@ export { registerBillingWebhook } from "./webhook.js";
 export interface Billing {
   store: SubscriptionStore;
   life: SubscriptionLife;
+  quotas: KeyService["accounts"]["quotas"];
 }
 
 /** The subscription store and its life over the app's database (both stateless: one per user is fine). */
@@ -22,5 +23,5 @@ export function billingOf(deps: Pick<AppDeps, "database" | "keys" | "config" | "
   if (deps.config.STRIPE_PRICE_PRO) byPrice.set(deps.config.STRIPE_PRICE_PRO, "pro");
   if (deps.config.STRIPE_PRICE_SCALE) byPrice.set(deps.config.STRIPE_PRICE_SCALE, "scale");
   const life = new SubscriptionLife(store, deps.keys, (p) => (p ? byPrice.get(p) : undefined), deps.now);
-  return { store, life };
+  return { store, life, quotas: deps.keys.accounts.quotas };
 }

@@ -84,6 +84,8 @@ export class SubscriptionLife {
       const granted = await this.keys.accounts.purchase(who.email, plan, sub.id, iso(created));
       if (!granted) return ignored("a later purchase is in force");
     }
+    if (state.period_start && state.period_end)
+      await this.keys.accounts.quotas.setPeriod(who.accountId, state.period_start, state.period_end);
     return { applied: true, email: who.email.toLowerCase(), plan: state.plan };
   }
 
@@ -151,11 +153,11 @@ export class SubscriptionLife {
       next_plan: null,
     });
     // The first invoice is Checkout's: the plan started with checkout.session.completed.
-    if (inv.billing_reason === "subscription_create" && before?.plan === plan) {
-      return { applied: true, email: who.email.toLowerCase(), plan };
+    const first = inv.billing_reason === "subscription_create" && before?.plan === plan;
+    if (!first && !(await this.keys.accounts.purchase(who.email, plan, inv.id, iso(created)))) {
+      return ignored("a later purchase is in force");
     }
-    const granted = await this.keys.accounts.purchase(who.email, plan, inv.id, iso(created));
-    if (!granted) return ignored("a later purchase is in force");
+    await this.keys.accounts.quotas.setPeriod(who.accountId, start, iso(line.period.end));
     return { applied: true, email: who.email.toLowerCase(), plan };
   }
 

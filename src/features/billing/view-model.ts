@@ -1,5 +1,5 @@
 import type { Payments } from "../../ports/payments.js";
-import { isPlanName, type PlanName } from "../keys/index.js";
+import { isPlanName, type PlanName, type QuotaPeriod } from "../keys/index.js";
 import { day, type PlanCard, planCards, priceText } from "./catalog.js";
 import type { SubscriptionLife } from "./lifecycle.js";
 import type { SubscriptionStore } from "./subscriptions.js";
@@ -24,6 +24,8 @@ export interface BillingView {
   refresh?: string;
   /** `?buy=pro` from the home page. */
   chosen?: PlanName;
+  /** The account's uses in this period: what is left and when they refill. */
+  quota?: { remaining: number | null; periodStart: string | null; periodEnd: string | null; refillsOn: string | null };
   subscription?: {
     renewsOn?: string;
     endsOn?: string;
@@ -36,6 +38,7 @@ export interface BillingView {
 
 export interface BillingViewDeps {
   payments?: Payments;
+  quotas: { period(ownerId: string): Promise<QuotaPeriod | undefined> };
   store: SubscriptionStore;
   life: SubscriptionLife;
 }
@@ -57,6 +60,11 @@ export async function billingView(
     subscribed: row !== undefined && row.plan !== "free" && row.status !== "canceled",
     manageable: deps.payments !== undefined && !!row?.customer_id,
   };
+  const quota = await deps.quotas.period(accountId);
+  if (quota) {
+    const refill = quota.refillAt ?? (plan !== "free" ? quota.periodEnd : null);
+    view.quota = { ...quota, refillsOn: refill && day(refill) };
+  }
   const buy = query("buy");
   if (isPlanName(buy)) view.chosen = buy;
   const session = query("session") ?? "";

@@ -1,5 +1,5 @@
 import type { PlanName } from "../keys/index.js";
-import { type PlanCard, priceText } from "./catalog.js";
+import { day, type PlanCard, priceText } from "./catalog.js";
 import type { BillingView } from "./view-model.js";
 
 const uses = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en"));
@@ -144,6 +144,14 @@ export function BillingSection(props: { view: BillingView; csrf: string }) {
           </>
         )}
       </p>
+      {v.quota && (
+        <p data-testid="quota">
+          This period
+          {v.quota.periodStart && v.quota.periodEnd && ` (${day(v.quota.periodStart)} to ${day(v.quota.periodEnd)})`}:{" "}
+          <strong>{uses(v.quota.remaining)}</strong> uses left
+          {v.quota.refillsOn && !s?.endsOn && <>; they refill to the plan's on {v.quota.refillsOn}</>}.
+        </p>
+      )}
       {s?.lastPayment && <p>Last payment: {s.lastPayment}.</p>}
       {v.manageable && (
         <form method="post" action="/account/billing/portal" class="inline">

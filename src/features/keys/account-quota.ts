@@ -1,7 +1,31 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { AccountRow } from "../../ports/key-store.js";
-import { type Plan, planOf } from "./plans.js";
+import { PLANS, type Plan, planOf } from "./plans.js";
+
+/** The calendar month (UTC) around `at`: the free plan's billing period. */
+export function calendarMonth(at: Date): { start: string; end: string } {
+  const y = at.getUTCFullYear();
+  const m = at.getUTCMonth();
+  return { start: new Date(Date.UTC(y, m, 1)).toISOString(), end: new Date(Date.UTC(y, m + 1, 1)).toISOString() };
+}
+
+/** An account's uses and their period, as `GET /v1/usage` and the account page show them. */
+export interface QuotaPeriod {
+  /** Uses left; null = unlimited. */
+  remaining: number | null;
+  periodStart: string | null;
+  periodEnd: string | null;
+  /** When the uses refill themselves (free: the next month); null: with the next paid renewal, if any. */
+  refillAt: string | null;
+}
+
+/** The period fields of a plan's row: free runs by calendar month and refills itself; paid plans follow Stripe. */
+function periodOf(plan: Plan, now: Date) {
+  if (plan.name !== "free") return { period_start: null, period_end: null, refill_at: null };
+  const month = calendarMonth(now);
+  return { period_start: month.start, period_end: month.end, refill_at: month.end };
+}
 
 /** Uses left under two limits (null = unlimited). */
 export const fewer = (a: number | null, b: number | null): number | null =>
@@ -48,23 +72,91 @@ export class AccountQuotas {
 
   /** Gives an account its plan's uses, once (its first key, or its first use after this table came). */
   async open(ownerId: string, plan: Plan): Promise<void> {
+    const now = this.now();
     await this.db
       .insertInto("account_quotas")
-      .values({ owner_id: ownerId, remaining: plan.quota, updated_at: this.now().toISOString() })
+      .values({ owner_id: ownerId, remaining: plan.quota, updated_at: now.toISOString(), ...periodOf(plan, now) })
       .onConflict((oc) => oc.column("owner_id").doNothing())
       .execute();
   }
 
-  /** Spends `cost` uses; the uses left, or undefined when fewer than `cost` are left. */
+  /**
+   * Spends `cost` uses; the uses left, or undefined when fewer than `cost` are left. Uses of a
+   * period that is over are never spent: the row refills first (refillDue), then the spend runs again
+   * (a refusal costs three statements; a call that passes, one).
+   */
   async spend(ownerId: string, cost: number): Promise<number | undefined> {
-    const row = await this.db
+    const once = async () => {
+      const row = await this.db
+        .updateTable("account_quotas")
+        .set((eb) => ({ remaining: eb("remaining", "-", cost) }))
+        .where("owner_id", "=", ownerId)
+        .where("remaining", ">=", cost)
+        .where((eb) => eb.or([eb("refill_at", "is", null), eb("refill_at", ">", this.now().toISOString())]))
+        .returning("remaining")
+        .executeTakeFirst();
+      return row?.remaining === null || row === undefined ? undefined : Number(row.remaining);
+    };
+    const left = await once();
+    if (left !== undefined) return left;
+    // Refused: maybe the month is over. One caller refills; every caller then tries again, so a
+    // call that lost the race to refill spends from the new month like the one that won.
+    await this.refillDue(ownerId);
+    return once();
+  }
+
+  /**
+   * Starts the new month of an account whose uses refill themselves (free) once its period is
+   * over: its uses are set to the plan's (never added to what is left). One conditional UPDATE,
+   * so of instances racing at the turn of the month exactly one refills. True when this one did.
+   */
+  async refillDue(ownerId: string): Promise<boolean> {
+    const now = this.now();
+    const month = calendarMonth(now);
+    const res = await this.db
       .updateTable("account_quotas")
-      .set((eb) => ({ remaining: eb("remaining", "-", cost) }))
+      .set({
+        remaining: PLANS.free.quota,
+        period_start: month.start,
+        period_end: month.end,
+        refill_at: month.end,
+        updated_at: now.toISOString(),
+      })
       .where("owner_id", "=", ownerId)
-      .where("remaining", ">=", cost)
-      .returning("remaining")
+      .where("refill_at", "<=", now.toISOString())
       .executeTakeFirst();
-    return row?.remaining === null || row === undefined ? undefined : Number(row.remaining);
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** A paid plan's period, as Stripe's renewal set it. */
+  async setPeriod(ownerId: string, start: string, end: string): Promise<void> {
+    await this.db
+      .updateTable("account_quotas")
+      .set({ period_start: start, period_end: end })
+      .where("owner_id", "=", ownerId)
+      .where("refill_at", "is", null)
+      .execute();
+  }
+
+  /** The account's uses and period as they stand now (a month that is over shows refilled). */
+  async period(ownerId: string): Promise<QuotaPeriod | undefined> {
+    const row = await this.db
+      .selectFrom("account_quotas")
+      .select(["remaining", "period_start", "period_end", "refill_at"])
+      .where("owner_id", "=", ownerId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const now = this.now();
+    if (row.refill_at !== null && row.refill_at <= now.toISOString()) {
+      const month = calendarMonth(now);
+      return { remaining: PLANS.free.quota, periodStart: month.start, periodEnd: month.end, refillAt: month.end };
+    }
+    return {
+      remaining: row.remaining === null ? null : Number(row.remaining),
+      periodStart: row.period_start,
+      periodEnd: row.period_end,
+      refillAt: row.refill_at,
+    };
   }
 
   /**
@@ -82,12 +174,7 @@ export class AccountQuotas {
   }
 
   async remaining(ownerId: string): Promise<number | null | undefined> {
-    const row = await this.db
-      .selectFrom("account_quotas")
-      .select("remaining")
-      .where("owner_id", "=", ownerId)
-      .executeTakeFirst();
-    return row === undefined ? undefined : row.remaining === null ? null : Number(row.remaining);
+    return (await this.period(ownerId))?.remaining;
   }
 
   /**
@@ -97,12 +184,14 @@ export class AccountQuotas {
    */
   async applyPlan(ownerId: string, plan: Plan, downgrade: boolean, email?: string): Promise<number | null> {
     await this.open(ownerId, plan);
-    const updated_at = this.now().toISOString();
+    const now = this.now();
+    const updated_at = now.toISOString();
     const q = plan.quota;
     let update = this.db
       .updateTable("account_quotas")
       .set((eb) => ({
         updated_at,
+        ...periodOf(plan, now),
         remaining:
           !downgrade || q === null
             ? q

@@ -1,7 +1,7 @@
 // The keys feature's public face: what other features (account, billing), the CLI and the
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
-export { AccountQuotas } from "./account-quota.js";
+export { AccountQuotas, calendarMonth, type QuotaPeriod } from "./account-quota.js";
 export { Counted } from "./counted.js";
 export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";

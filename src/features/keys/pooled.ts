@@ -60,6 +60,9 @@ export class Pooled implements KeyVerifier {
     // of the rate limit while it is refused for uses: every point the limiter grants is served.
     let spent = cost > 0 ? v.account?.spent : undefined;
     let remaining = pool.remaining;
+    // The one statement spends nothing from a period that is over: the account refills, and the
+    // uses are spent below (as on SQLite).
+    if (spent === false && remaining !== null) spent = undefined;
     if (spent === undefined && cost > 0 && remaining !== null) {
       const left = await this.quotas.spend(pool.ownerId, cost);
       spent = left !== undefined;

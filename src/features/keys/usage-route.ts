@@ -33,6 +33,21 @@ export const UsageResponse = z
       })
       .nullable()
       .openapi({ description: "The plan's limits (null when the key has no plan)." }),
+    period: z
+      .object({
+        start: z.string().nullable().openapi({ description: "When the billing period began (ISO 8601, UTC)." }),
+        end: z.string().nullable().openapi({ description: "When it ends: a paid plan's renewal, free's next month." }),
+        refill_at: z
+          .string()
+          .nullable()
+          .openapi({
+            description:
+              "When the uses refill to the plan's (free: the 1st of next month, UTC; a paid plan: its renewal, " +
+              "when Stripe confirms the payment); null when nothing refills them (an operator's grant).",
+          }),
+      })
+      .nullable()
+      .openapi({ description: "The billing period the account's uses belong to; null for operator-issued keys." }),
     remaining_uses: z.number().int().nullable().openapi({
       description:
         "Uses this key may still spend: its account's uses left, or fewer if the key has a limit of its own; null = unlimited.",
@@ -59,6 +74,7 @@ export const USAGE_EXAMPLE: UsageBody = {
   permissions: ["vibe.classify"],
   plan: "free",
   limits: { uses: 100, rate: { limit: 10, window_seconds: 60 }, max_active_keys: 2, new_keys_per_day: 3 },
+  period: { start: "2026-11-01T00:00:00.000Z", end: "2026-12-01T00:00:00.000Z", refill_at: "2026-12-01T00:00:00.000Z" },
   remaining_uses: 97,
   rate: { limit: 10, remaining: 9, reset_seconds: 60 },
   requests: { last_24h: 3, last_30d: 3 },
@@ -93,10 +109,15 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "key
   app.openAPIRegistry.registerPath(route);
   const handler = async (c: Context<AppEnv>) => {
     const token = bearerToken(c.req.header("authorization"));
-    const key = await verifyKey(c, deps.keys, token, { cost: 0 });
+    let key = await verifyKey(c, deps.keys, token, { cost: 0 });
+    const row = await deps.keys.accounts.ledger.byKeyId(key.keyId);
+    // A month that is over refills now (as its first charged call would), and is read again.
+    if (row && (await deps.keys.accounts.quotas.refillDue(row.owner_id))) {
+      key = await verifyKey(c, deps.keys, token, { cost: 0 });
+    }
     const rl = key.ratelimit;
-    const [row, counts, owned] = await Promise.all([
-      deps.keys.accounts.ledger.byKeyId(key.keyId),
+    const [period, counts, owned] = await Promise.all([
+      row ? deps.keys.accounts.quotas.period(row.owner_id) : undefined,
       deps.keys.usage.counts([key.keyId]),
       deps.keys.list(key.ownerId),
     ]);
@@ -115,6 +136,10 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "key
         max_active_keys: plan.maxActiveKeys,
         new_keys_per_day: plan.creationsPerDay,
       },
+      period:
+        plan && period
+          ? { start: period.periodStart, end: period.periodEnd, refill_at: period.refillAt ?? renewal(plan, period) }
+          : null,
       remaining_uses: key.remaining,
       rate: rl ? { limit: rl.limit, remaining: rl.remaining, reset_seconds: Math.ceil(rl.resetMs / 1000) } : null,
       requests: { last_24h: usage?.last24h ?? 0, last_30d: usage?.last30d ?? 0 },
@@ -125,3 +150,7 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "key
   // Free (cost 0), so an exhausted key is not refused here.
   app.get(route.path, documented(handler, keyAuthContract({ charged: false })));
 }
+
+/** A paid plan's uses refill with its renewal (the period's end), once Stripe confirms the payment. */
+const renewal = (plan: { name: string }, p: { periodEnd: string | null }) =>
+  plan.name === "free" ? null : p.periodEnd;
