@@ -1,7 +1,7 @@
 import pino from "pino";
 import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
 import { openDatabase } from "../../src/db/database.js";
-import type { KeyStore } from "../../src/ports/key-store.js";
+import type { KeyStore, KeyVerifier } from "../../src/ports/key-store.js";
 import { FakeUnkey } from "../fakes/unkey.js";
 import { keysOver, type TestApp, testApp } from "./app.js";
 
@@ -19,25 +19,40 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** The embedded store; "down" swaps in the same store over a PostgreSQL that refuses connections. */
+/**
+ * The embedded store; "down" sends every verification (and refund) to the same store over a
+ * PostgreSQL that refuses connections. The switch sits in front of the composed verification path,
+ * so every route that verifies a key (the demo tier's keyed GETs too) meets the outage.
+ */
 export async function embeddedHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const t = await testApp(env);
-  const real = t.deps.keys;
   const unreachable = openDatabase({
     dataDir: "",
     databaseUrl: "postgres://almanac@127.0.0.1:1/almanac",
     logger: pino({ level: "silent" }),
   });
+  let verifier: KeyVerifier | undefined;
+  let down: KeyVerifier | undefined;
+  let isDown = false;
+  const current = () => (isDown ? down : verifier) as KeyVerifier;
+  const t = await testApp(env, (built) => {
+    verifier = built.keys;
+    down = new EmbeddedKeyStore(unreachable.db, built.limiter);
+    return {
+      keys: keysOver(built, {
+        verify: (key, permission, opts) => current().verify(key, permission, opts),
+        refund: (id, uses, refund) => current().refund(id, uses, refund),
+      }),
+    };
+  });
   return {
     name: "embedded",
     t,
-    keys: real,
+    keys: t.deps.keys,
     down: async () => {
-      const down = new EmbeddedKeyStore(unreachable.db, t.deps.limiter);
-      t.deps.keys = keysOver(t.deps, down, down);
+      isDown = true;
     },
     up: async () => {
-      t.deps.keys = real;
+      isDown = false;
     },
     close: async () => {
       await unreachable.close();
