@@ -11,7 +11,8 @@ import {
 import { accountApp, accountPage, authSweep, clientPerTest } from "./support.js";
 
 const PUBLIC_URL = "http://localhost:8080";
-const STALE = "answer had expired, was already used, or belongs to another browser: nothing changed. Start again.";
+const STALE =
+  "did not match a sign-in started in this browser (it had expired or was already used): nothing changed. Start again.";
 
 /** What each provider's tests need: its env, and users with a verified, an unverified or no address. */
 interface Provider {

@@ -11,7 +11,7 @@ import { authHeaders, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { takeNotice } from "./notice-once.js";
 import { SESSION_FRESH_SEC } from "./policy.js";
-import { configuredProviders } from "./providers.js";
+import { configuredProviders, type LinkProvider } from "./providers.js";
 import { PROVIDER_STARTS } from "./sign-in-limits.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
@@ -31,7 +31,7 @@ const NOTICES: Record<string, Notice> = {
  * was started in another browser (a callback URL handed over by someone else). Nothing changed.
  */
 const STALE_CALLBACK =
-  "The identity provider's answer had expired, was already used, or belongs to another browser: nothing changed. Start again.";
+  "The identity provider's answer did not match a sign-in started in this browser (it had expired or was already used): nothing changed. Start again.";
 
 const NO_USABLE_ADDRESS =
   "The identity provider has not verified a usable e-mail address for this identity, so no account was made. Sign in with your e-mail address instead.";
@@ -54,6 +54,16 @@ const LINK_ERRORS: Record<string, string> = {
   account_already_linked_to_different_user: "That identity is already linked to another account.",
 };
 
+/** 404 for a provider not configured; 409 for one configured but unusable on this host (no PUBLIC_URL). */
+function noProvider(id: string, configured: LinkProvider[]): ApiError {
+  if (!configured.some((p) => p.id === id))
+    return new ApiError("not_found", `No identity provider ${id} is configured.`);
+  return new ApiError(
+    "conflict",
+    "Identity providers work only on the server's public address: the operator must set PUBLIC_URL to the address this page was opened on.",
+  );
+}
+
 /** The signed-in part of /account: keys, identities, sign out. Every POST: same origin + CSRF token. */
 export function registerAccountActions(
   app: OpenAPIHono<AppEnv>,
@@ -63,6 +73,25 @@ export function registerAccountActions(
   const { deps, loadAuth } = ctx;
   const providers = configuredProviders(deps.config);
   const billing = { ...billingOf(deps), payments: deps.payments };
+  let warnedElsewhere = false;
+
+  /**
+   * The providers that can bring a browser back to this page. Without PUBLIC_URL, a provider
+   * returns to PUBLIC_URL's default (http://localhost:PORT), not to another host the page was
+   * opened on, where the sign-in would fail: there the buttons are left out, the page says why
+   * and the log asks the operator for PUBLIC_URL (once per process).
+   */
+  function providersHere(c: Context<AppEnv>): { providers: LinkProvider[]; needPublicUrl?: string } {
+    if (providers.length === 0 || ctx.originFixed || pageOrigin(c, ctx) === ctx.publicOrigin) return { providers };
+    if (!warnedElsewhere) {
+      warnedElsewhere = true;
+      deps.logger.warn(
+        { opened: pageOrigin(c, ctx), callbacks: ctx.publicOrigin },
+        "identity providers are off on this host: set PUBLIC_URL to the address people open",
+      );
+    }
+    return { providers: [], needPublicUrl: ctx.publicOrigin };
+  }
 
   /** One of the client's PROVIDER_STARTS, or 429 SIGN_IN_LIMIT (an HTML page for a browser). */
   async function spendProviderStart(c: Context<AppEnv>) {
@@ -117,11 +146,16 @@ export function registerAccountActions(
       csrf: csrfToken(ctx.secret, s.session.id),
       keys,
       identities,
-      providers,
+      ...providersHere(c),
       showAll: c.req.query("all") === "1",
       daily,
       billing: billingPage,
-      ...{ plan, flash, publicUrl: deps.config.PUBLIC_URL, permission: deps.config.KEY_PERMISSION },
+      ...{
+        plan,
+        flash,
+        publicUrl: ctx.originFixed ? deps.config.PUBLIC_URL : pageOrigin(c, ctx),
+        permission: deps.config.KEY_PERMISSION,
+      },
     };
     return c.html(AccountPage({ ...view, ...extra }), status);
   }
@@ -136,7 +170,7 @@ export function registerAccountActions(
         error === undefined
           ? undefined
           : { kind: "error", text: PROVIDER_SIGN_IN_ERRORS[error] ?? "Signing in did not complete. Try again." };
-      return c.html(SignInPage({ state: out.state, notice: failed ?? out.notice ?? notice, providers }));
+      return c.html(SignInPage({ state: out.state, notice: failed ?? out.notice ?? notice, ...providersHere(c) }));
     }
     const linkError = c.req.query("error");
     if (linkError !== undefined) {
@@ -155,8 +189,8 @@ export function registerAccountActions(
   // ?error=account_not_linked); an unverified or unusable one makes none (?error=unable_to_create_user).
   app.post("/account/sign-in-with/:provider", async (c) => {
     requireSameOrigin(c, ctx);
-    const provider = providers.find((p) => p.id === c.req.param("provider"));
-    if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    const provider = providersHere(c).providers.find((p) => p.id === c.req.param("provider"));
+    if (!provider) throw noProvider(c.req.param("provider"), providers);
     await spendProviderStart(c);
     const { auth } = await loadAuth();
     const { headers, response } = await auth.api.signInSocial({
@@ -176,8 +210,8 @@ export function registerAccountActions(
   // freshAge on unlink): a session left open or a stolen cookie must not add the taker's identity.
   app.post("/account/link/:provider", async (c) => {
     const { s } = await guard(c);
-    const provider = providers.find((p) => p.id === c.req.param("provider"));
-    if (!provider) throw new ApiError("not_found", `No identity provider ${c.req.param("provider")} is configured.`);
+    const provider = providersHere(c).providers.find((p) => p.id === c.req.param("provider"));
+    if (!provider) throw noProvider(c.req.param("provider"), providers);
     if (deps.now().getTime() - new Date(s.session.createdAt).getTime() >= SESSION_FRESH_SEC * 1000) {
       return render(c, s, { notice: { kind: "error", text: "Sign out and in again to link." } }, 400);
     }

@@ -109,14 +109,21 @@ const NO_PROVIDER_TOKENS = {
   refreshTokenExpiresAt: null,
 };
 
-/** The code, and a link back to the page that asks for it (PUBLIC_URL's: never the request's Host). */
-function otpMail(code: string, publicUrl: string) {
+/**
+ * The code, and a link back to the page that asks for it: PUBLIC_URL's, never the request's Host
+ * (a forged Host would put another site's link in a genuine mail). Without PUBLIC_URL no link at
+ * all: its default, localhost, opens only on the server's own machine.
+ */
+function otpMail(code: string, config: Pick<Config, "PUBLIC_URL" | "PUBLIC_URL_FIXED">) {
   const minutes = OTP_EXPIRES_SEC / 60;
+  const where = config.PUBLIC_URL_FIXED
+    ? `Enter it on the sign-in page: ${config.PUBLIC_URL}/account`
+    : "Enter it on the sign-in page where you asked for it";
   return {
     subject: "Your Almanac sign-in code",
     text:
       `Your Almanac sign-in code is ${code}\n\n` +
-      `Enter it on the sign-in page: ${publicUrl}/account\n\n` +
+      `${where}\n\n` +
       `It expires in ${minutes} minutes and works once. If you did not ask for it, ignore this mail.\n`,
   };
 }
@@ -209,7 +216,7 @@ export function authOptions(deps: AuthDeps) {
           const lane = deps.mail();
           if (!lane) throw new APIError("SERVICE_UNAVAILABLE", { message: "Sign-in is unavailable." });
           if (type !== "sign-in") throw new APIError("BAD_REQUEST", { message: "Only sign-in codes are sent." });
-          const sent = await lane.send({ to: email, ...otpMail(otp, config.PUBLIC_URL) });
+          const sent = await lane.send({ to: email, ...otpMail(otp, config) });
           if (!sent.ok) {
             logger.warn({ reason: sent.reason }, "sign-in code mail refused");
             const outcome = deps.mailOutcome.getStore();

@@ -25,7 +25,24 @@ export type SignInStep =
   | { step: "email"; email?: string }
   | { step: "code"; email: string; left: number };
 
-export function SignInPage(props: { state: SignInStep; notice?: Notice; providers?: LinkProvider[] }) {
+/** Why identity providers are off on this host: they return to this origin (PUBLIC_URL unset). */
+function ProvidersElsewhere({ origin }: { origin?: string }) {
+  if (!origin) return null;
+  return (
+    <p class="hint">
+      Signing in with an identity provider works only at {origin} on this server. Its operator must set PUBLIC_URL to
+      the address you opened.
+    </p>
+  );
+}
+
+export function SignInPage(props: {
+  state: SignInStep;
+  notice?: Notice;
+  providers?: LinkProvider[];
+  /** Identity providers are off on this host (see ProvidersElsewhere). */
+  needPublicUrl?: string;
+}) {
   const { state } = props;
   return (
     <Layout title="Sign in">
@@ -54,7 +71,7 @@ export function SignInPage(props: { state: SignInStep; notice?: Notice; provider
       )}
       {state.step === "email" && (props.providers?.length ?? 0) > 0 && (
         <section aria-labelledby="idp-title" class="card providers">
-          <h2 id="idp-title">Or with an identity you linked</h2>
+          <h2 id="idp-title">Or with an identity provider</h2>
           {props.providers?.map((p) => (
             <form method="post" action={`/account/sign-in-with/${p.id}`} class="inline">
               <button type="submit" class="secondary">
@@ -62,9 +79,13 @@ export function SignInPage(props: { state: SignInStep; notice?: Notice; provider
               </button>
             </form>
           ))}
-          <p class="hint">New here? Start with your e-mail address; link the identity once you are in.</p>
+          <p class="hint">
+            The first time, this makes an account for the e-mail address the provider has verified. Already have an
+            account with that address? Sign in with it above, then link the identity under “Linked identities”.
+          </p>
         </section>
       )}
+      {state.step === "email" && <ProvidersElsewhere origin={props.needPublicUrl} />}
       {state.step === "code" && (
         <>
           <form method="post" action="/account/verify" class="card">
@@ -122,6 +143,8 @@ export interface AccountView {
   permission: string;
   identities: Identity[];
   providers: LinkProvider[];
+  /** Identity providers are off on this host (see ProvidersElsewhere). */
+  needPublicUrl?: string;
   /** `?all=1`: revoked and expired keys are listed too. */
   showAll: boolean;
   /** Allowed and refused calls per UTC day over 30 days, per key (the chart in each row). */
@@ -203,7 +226,10 @@ export function AccountPage(v: AccountView) {
               <button type="submit">Link {p.name}</button>
             </form>
           ))}
-        {v.providers.length === 0 && <p class="hint">No identity provider is configured on this server.</p>}
+        {v.providers.length === 0 && !v.needPublicUrl && (
+          <p class="hint">No identity provider is configured on this server.</p>
+        )}
+        <ProvidersElsewhere origin={v.needPublicUrl} />
       </section>
     </Layout>
   );
