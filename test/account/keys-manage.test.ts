@@ -60,6 +60,18 @@ describe("account page: managing keys", () => {
     expect(week).toBeLessThanOrEqual(7 * 86_400_000);
   });
 
+  it("a revoked key is not edited: its edit page and its form both answer 404, nothing is written", async () => {
+    const agent = await acct.signIn("edit-revoked@example.test");
+    const id = await createKey(acct, agent, "gone soon");
+    const { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${id}/revoke`, { csrf })).status).toBe(303);
+    const before = (await acct.t.deps.keys.list(undefined)).find((k) => k.id === id);
+    expect((await agent.get(`/account/keys/${id}/edit`)).status).toBe(404);
+    const edit = await agent.post(`/account/keys/${id}/update`, { csrf, name: "revived", expires: "30d" });
+    expect(edit.status).toBe(404);
+    expect((await acct.t.deps.keys.list(undefined)).find((k) => k.id === id)).toEqual(before);
+  });
+
   it("hides revoked keys behind “show all”", async () => {
     const agent = await acct.signIn("show-all@example.test");
     const gone = await createKey(acct, agent, "retired key");

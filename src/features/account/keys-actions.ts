@@ -97,6 +97,9 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
     const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], deps.now().getTime());
+    // A revoked key has no edit page (404): its form is refused the same way, nothing is written.
+    const k = (await deps.keys.accounts.overview(s.user.id)).find((x) => x.id === id);
+    if (!k || k.status === "revoked") throw new ApiError("not_found", `No key ${id} on this account.`);
     const updated = await deps.keys.accounts.update(s.user.id, id, patch);
     if (!updated.ok) {
       if (updated.error.kind === "not_found") throw new ApiError("not_found", `No key ${id} on this account.`);
