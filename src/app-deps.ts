@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
+import type { ActivityLog } from "./features/keys/activity-log.js";
 import type { KeyService } from "./features/keys/service.js";
 import type { AnswerCache } from "./http/answer-cache.js";
 import type { Drain } from "./http/drain.js";
@@ -42,6 +43,8 @@ export interface AppDeps {
   authSecret: string;
   /** The SMTP mail lane; undefined when MAIL_URL is unset. */
   mail?: MailLane;
+  /** The log of each account's keyed calls and the audit log of its key events (written in batches). */
+  activity?: ActivityLog;
   /** Stripe Checkout and Customer Portal; undefined unless STRIPE_SECRET_KEY and the plans' prices are set. */
   payments?: Payments;
   /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */

@@ -5,7 +5,7 @@ import { billingOf, registerBillingWebhook } from "./features/billing/index.js";
 import { registerContact } from "./features/contact/route.js";
 import { registerHolidays } from "./features/holidays/route.js";
 import { registerHome } from "./features/home/route.js";
-import { registerUsage } from "./features/keys/index.js";
+import { recordKeyedCalls, registerUsage } from "./features/keys/index.js";
 import { registerMoon } from "./features/moon/route.js";
 import { contractDocument } from "./features/ops/contract.js";
 import { registerDocs } from "./features/ops/docs.js";
@@ -57,6 +57,8 @@ export function createApp(deps: AppDeps): App {
   app.use(noNulInJson());
 
   // Before the limits: a browser's preflight is answered (204) without counting against anything.
+  // Every call made with an account's key goes to its call log (after its answer, in batches).
+  if (deps.activity) app.use("/v1/*", recordKeyedCalls(deps.activity, deps.now));
   app.use("/v1/*", publicCors());
   app.use("/v1/*", queryAliases());
   registerOps(app, deps);

@@ -12,7 +12,7 @@ import type { AppDeps } from "./app-deps.js";
 import { type Config, resolveAuthSecret } from "./config.js";
 import { poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
-import { AccountQuotas, Counted, KeyService, Pooled, UsageCounter } from "./features/keys/index.js";
+import { AccountQuotas, ActivityLog, Counted, KeyService, Pooled, UsageCounter } from "./features/keys/index.js";
 import { AnswerCache } from "./http/answer-cache.js";
 import { Drain } from "./http/drain.js";
 import { InvalidKeyThrottle, Throttled } from "./http/invalid-key-throttle.js";
@@ -61,6 +61,10 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   });
   const keyGuesses = new InvalidKeyThrottle(limiter, config.INVALID_KEY_LIMIT);
   const storage = createKeyStore(config, database, limiter);
+  const activity = new ActivityLog(database.db, {
+    onError: (err) =>
+      logger.warn({ err: (err as Error).message }, "call and audit log not written; kept for the next flush"),
+  });
   const keys = new KeyService({
     storage,
     db: database.db,
@@ -73,10 +77,12 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
       new Counted(usage, new Pooled(new AccountQuotas(database.db), limiter, storage)),
     ),
   });
+  keys.accounts.onEvent = (e) => activity.recordAudit(e);
   return {
     config,
     logger,
     metrics,
+    activity,
     authSecret: resolveAuthSecret(config),
     database,
     limiter,
@@ -120,6 +126,7 @@ async function payments(config: Config) {
 /** Releases what buildDeps opened. */
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.keys?.usage.close().catch(() => undefined);
+  await deps.activity?.close().catch(() => undefined);
   await deps.limiter.close();
   await deps.mail?.close();
   if (deps.redis) await deps.redis.quit().catch(() => deps.redis?.disconnect());

@@ -9,7 +9,7 @@ import { IDEMPOTENCY_EXPIRY } from "./db/idempotency.js";
 import { buildDeps, closeDeps } from "./deps.js";
 import { AUTH_EXPIRIES } from "./features/account/index.js";
 import { createContactOutbox } from "./features/contact/outbox.js";
-import { createExpiryReminders } from "./features/keys/index.js";
+import { ACTIVITY_EXPIRIES, createExpiryReminders } from "./features/keys/index.js";
 import { startServer } from "./server.js";
 
 /**
@@ -27,7 +27,11 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   outbox.start();
   const reminders = createExpiryReminders(deps);
   reminders.start();
-  const sweep = new ExpiredRowsSweep(deps.database, deps.logger, deps.now, [...AUTH_EXPIRIES, IDEMPOTENCY_EXPIRY]);
+  const sweep = new ExpiredRowsSweep(deps.database, deps.logger, deps.now, [
+    ...AUTH_EXPIRIES,
+    IDEMPOTENCY_EXPIRY,
+    ...ACTIVITY_EXPIRIES,
+  ]);
   sweep.start();
   logger.info(
     {

@@ -226,6 +226,36 @@ const migrations: Record<string, Migration> = {
         where owner_id in (select owner_id from key_ledger where plan = 'free')`.execute(db);
     },
   },
+  // keys: the last calls of each account's keys and the audit log of its key events.
+  "032_call_and_audit_log": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("call_log")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("owner_id", "text", (c) => c.notNull())
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("method", "text", (c) => c.notNull())
+        .addColumn("path", "text", (c) => c.notNull())
+        .addColumn("status", "integer", (c) => c.notNull())
+        .addColumn("error_code", "text")
+        .addColumn("request_id", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("call_log_owner_at").on("call_log").columns(["owner_id", "at"]).execute();
+      await db.schema.createIndex("call_log_at").on("call_log").column("at").execute();
+      await db.schema
+        .createTable("audit_log")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("owner_id", "text", (c) => c.notNull())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("event", "text", (c) => c.notNull())
+        .addColumn("key_id", "text")
+        .addColumn("detail", "text")
+        .execute();
+      await db.schema.createIndex("audit_log_owner_at").on("audit_log").columns(["owner_id", "at"]).execute();
+      await db.schema.createIndex("audit_log_at").on("audit_log").column("at").execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

@@ -145,6 +145,28 @@ export interface DB {
     type: string;
     received_at: string;
   };
+  /** The last keyed calls of each account (at most CALL_LOG_LIMIT, 30 days): features/keys/activity-log.ts. */
+  call_log: {
+    id: string;
+    owner_id: string;
+    key_id: string;
+    at: string;
+    method: string;
+    path: string;
+    status: number;
+    /** The answer's `error.code`; null for a success. */
+    error_code: string | null;
+    request_id: string;
+  };
+  /** Key events of each account: created, edited, rolled, revoked, plan changes (features/keys/activity-log.ts). */
+  audit_log: {
+    id: string;
+    owner_id: string;
+    at: string;
+    event: string;
+    key_id: string | null;
+    detail: string | null;
+  };
   /** An account's Stripe subscription, as its signed events left it (features/billing). */
   billing_subscriptions: {
     /** The account (better-auth user id): the Checkout Session's `client_reference_id`. */

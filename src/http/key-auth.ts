@@ -110,6 +110,7 @@ export async function verifyKey(
   opts: { permission?: string; cost: number },
 ): Promise<VerifiedKey> {
   const v = await keys.verify(token, opts.permission, { cost: opts.cost });
+  if (v.kind === "verdict" && v.keyId && v.ownerId) c.set("calledKey", { keyId: v.keyId, ownerId: v.ownerId });
   const ratelimit = v.kind === "verdict" ? v.ratelimit : undefined;
   if (ratelimit) for (const [name, value] of Object.entries(keyRateLimitHeaders(ratelimit))) c.header(name, value);
   return { ...acceptVerification(v, opts.permission), ...(ratelimit && { ratelimit }) };

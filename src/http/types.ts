@@ -36,6 +36,8 @@ export interface AppVariables {
   baseLogger: Logger;
   /** The request-scoped logger, made on first use by requestLog(c). */
   log?: Logger;
+  /** The account key a call presented, once verified to one (key-auth.ts verifyKey): the call log's. */
+  calledKey?: { keyId: string; ownerId: string };
   /** Set by the error renderer (noteFailure): the code answered and, for a 5xx, its cause, for the log line. */
   failure?: Failure;
 }

@@ -4,6 +4,7 @@ import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { billingOf, billingView, registerBillingPages } from "../billing/index.js";
 import { isPlanName } from "../keys/index.js";
+import { registerActivityPage } from "./activity-page.jsx";
 import { type AccountContext, pageOrigin, requireSameOrigin } from "./context.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
@@ -182,6 +183,7 @@ export function registerAccountActions(
 
   // keys: create / roll / revoke live in keys-actions.ts (plans, PRG, confirmation pages).
   registerKeyActions(app, ctx, { guard, session });
+  registerActivityPage(app, ctx);
   registerBillingPages(app, { guard, origin: (c) => pageOrigin(c, ctx) }, { ...billing, logger: deps.logger });
 
   // Sign in with an identity: a linked one signs in to its account; an unknown one whose e-mail the

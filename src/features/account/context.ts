@@ -11,7 +11,7 @@ import { type SignInAction, spendSignIn } from "./sign-in-limits.js";
 /** What the account feature uses of the app's dependencies. */
 export type AccountDeps = Pick<
   AppDeps,
-  "config" | "database" | "logger" | "mail" | "authSecret" | "limiter" | "keys" | "payments" | "now"
+  "config" | "database" | "logger" | "mail" | "authSecret" | "limiter" | "keys" | "payments" | "now" | "activity"
 >;
 
 type AuthModule = typeof import("./auth.js");

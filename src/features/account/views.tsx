@@ -188,6 +188,9 @@ export function AccountPage(v: AccountView) {
         showAll={v.showAll}
         daily={v.daily}
       />
+      <p>
+        <a href="/account/activity">Recent calls and key events</a>
+      </p>
       <BillingSection view={v.billing} csrf={v.csrf} />
       <PlansTable
         cards={v.billing.cards}

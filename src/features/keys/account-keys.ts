@@ -3,6 +3,7 @@ import type { DB } from "../../db/schema.js";
 import { fail, ok, type Result } from "../../lib/result.js";
 import type { CreatedKey, KeyInfo, KeyStore, KeyUpdate } from "../../ports/key-store.js";
 import { AccountQuotas, fewer } from "./account-quota.js";
+import type { AuditEntry, AuditEvent } from "./activity-log.js";
 import { KeyLedger, type LedgerRow, type Reservation } from "./ledger.js";
 import { PlanStore } from "./plan-store.js";
 import { isPlanName, PLAN_NAMES, PLANS, type Plan, type PlanName, planOf } from "./plans.js";
@@ -52,6 +53,8 @@ export class AccountKeys {
   readonly plans: PlanStore;
   readonly ledger: KeyLedger;
   readonly quotas: AccountQuotas;
+  /** Where each key event of an account goes (the audit log); set by the composition root. */
+  onEvent: (e: AuditEntry) => void = () => {};
 
   constructor(
     private readonly keys: KeyStore,
@@ -62,6 +65,10 @@ export class AccountKeys {
     this.plans = new PlanStore(db, now);
     this.ledger = new KeyLedger(db, now);
     this.quotas = new AccountQuotas(db, now);
+  }
+
+  private audit(ownerId: string | null | undefined, event: AuditEvent, keyId: string | null, detail: string | null) {
+    if (ownerId) this.onEvent({ ownerId, at: this.now().toISOString(), event, keyId, detail });
   }
 
   async planOfAccount(email: string): Promise<Plan> {
@@ -93,6 +100,7 @@ export class AccountKeys {
         ratelimit: null,
       });
       await this.ledger.confirm(r.id, created.id);
+      this.audit(input.ownerId, "created", created.id, input.name);
       return ok(created);
     } catch (err) {
       await this.ledger.cancel(r.id).catch(() => undefined);
@@ -128,6 +136,12 @@ export class AccountKeys {
         return notFound;
       }
       if (before) await this.ledger.addReplacement(before, created.id);
+      this.audit(
+        ownerId,
+        "rolled",
+        keyId,
+        graceSec > 0 ? `replaced; old key works ${graceSec} s more` : "replaced at once",
+      );
       return ok(created);
     } catch (err) {
       if (before) await this.ledger.undoRoll(before.owner_id, keyId, before).catch(() => undefined);
@@ -153,7 +167,10 @@ export class AccountKeys {
       : keys.filter((k) => k.status === "active" && (k.id === key.replaces || k.replaces === keyId)).map((k) => k.id);
     const ids = [keyId, ...pair];
     for (const id of ids) {
-      if (await this.keys.revoke(id, ownerId)) await this.ledger.markRevoked(id, opts.reason ?? null);
+      if (await this.keys.revoke(id, ownerId)) {
+        await this.ledger.markRevoked(id, opts.reason ?? null);
+        this.audit(ownerId, "revoked", id, opts.reason === "plan" ? "over the new plan's key cap" : null);
+      }
     }
     // The replacement alone revoked: the old key, still in grace, is the account's key again and
     // counts toward the active-key cap (else revoke-only-the-new would mint uncounted keys).
@@ -195,6 +212,7 @@ export class AccountKeys {
     const updated = await this.keys.update(keyId, patch, row?.owner_id ?? actor);
     if (!updated) return fail({ kind: "not_found" });
     if (row) await this.ledger.edited(keyId, patch);
+    this.audit(row?.owner_id ?? actor, "edited", keyId, Object.keys(patch).join(", "));
     return ok(updated);
   }
 
@@ -256,6 +274,7 @@ export class AccountKeys {
     const downgrade = PLAN_NAMES.indexOf(plan) < PLAN_NAMES.indexOf(from);
     let usesLeft: number | null = PLANS[plan].quota;
     const revokedKeys: { id: string; name: string }[] = [];
+    if (ownerId && previous !== plan) this.audit(ownerId, "plan", null, `${previous} → ${plan} (${source})`);
     if (ownerId) {
       // Each only while `plan` is still the account's: two grants at once (purchases delivered
       // together) could leave the plan of one with the uses or rate limit of the other.

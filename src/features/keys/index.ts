@@ -2,6 +2,16 @@
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
 export { AccountQuotas, calendarMonth, type QuotaPeriod } from "./account-quota.js";
+export {
+  ACTIVITY_EXPIRIES,
+  ActivityLog,
+  type AuditEntry,
+  type AuditEvent,
+  CALL_LOG_LIMIT,
+  type CallEntry,
+  type CallFilter,
+} from "./activity-log.js";
+export { recordKeyedCalls } from "./call-log.js";
 export { Counted } from "./counted.js";
 export { createExpiryReminders, ExpiryReminders } from "./expiry-reminders.js";
 export { CLEAR_WORDS, isKeyName, KEY_NAME_RULE, MAX_USES, parseRatelimit, parseUses } from "./key-fields.js";

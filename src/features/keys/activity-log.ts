@@ -1,0 +1,192 @@
+import { randomUUID } from "node:crypto";
+import { type Kysely, sql } from "kysely";
+import type { DB } from "../../db/schema.js";
+
+/** Calls kept per account (the newest), and how long any entry is kept. */
+export const CALL_LOG_LIMIT = 1000;
+export const AUDIT_LOG_LIMIT = 1000;
+const DAY_MS = 86_400_000;
+export const CALL_LOG_KEEP_MS = 30 * DAY_MS;
+export const AUDIT_LOG_KEEP_MS = 365 * DAY_MS;
+/** Entries held in memory at most between two writes (a database down): beyond, the oldest go. */
+const MAX_PENDING = 20_000;
+
+export interface CallEntry {
+  ownerId: string;
+  keyId: string;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  errorCode: string | null;
+  requestId: string;
+}
+
+export type AuditEvent = "created" | "edited" | "rolled" | "revoked" | "expired" | "plan";
+
+export interface AuditEntry {
+  ownerId: string;
+  at: string;
+  event: AuditEvent;
+  keyId: string | null;
+  detail: string | null;
+}
+
+export interface CallFilter {
+  keyId?: string;
+  /** `2xx`, `4xx`, `5xx`, or one status. */
+  status?: string;
+}
+
+/**
+ * The log of each account's keyed calls and the audit log of its key events. The request path
+ * only appends to an in-memory list; the lists are written in batches every `flushMs` (and before
+ * every read, and at close), as usage counts are, and each account's logs are trimmed to their
+ * newest CALL_LOG_LIMIT / AUDIT_LOG_LIMIT entries; the expired-rows sweep deletes entries past
+ * their age (ACTIVITY_EXPIRIES). A crash loses at most `flushMs` of entries.
+ */
+export class ActivityLog {
+  private calls: CallEntry[] = [];
+  private audits: AuditEntry[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly opts: { flushMs?: number; onError?: (err: unknown) => void } = {},
+  ) {}
+
+  recordCall(e: CallEntry): void {
+    if (this.calls.length >= MAX_PENDING) this.calls.shift();
+    this.calls.push(e);
+    this.schedule();
+  }
+
+  recordAudit(e: AuditEntry): void {
+    if (this.audits.length >= MAX_PENDING) this.audits.shift();
+    this.audits.push(e);
+    this.schedule();
+  }
+
+  private schedule() {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch((err: unknown) => this.opts.onError?.(err));
+    }, this.opts.flushMs ?? 1000);
+    this.timer.unref?.();
+  }
+
+  /** Writes what is pending; what fails to write is kept for the next flush. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.catch(() => undefined).then(() => this.write());
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    const calls = this.calls;
+    const audits = this.audits;
+    this.calls = [];
+    this.audits = [];
+    try {
+      for (let i = 0; i < calls.length; i += 200) {
+        await this.db
+          .insertInto("call_log")
+          .values(
+            calls.slice(i, i + 200).map((e) => ({
+              id: randomUUID(),
+              owner_id: e.ownerId,
+              key_id: e.keyId,
+              at: e.at,
+              method: e.method,
+              path: e.path,
+              status: e.status,
+              error_code: e.errorCode,
+              request_id: e.requestId,
+            })),
+          )
+          .execute();
+      }
+      for (let i = 0; i < audits.length; i += 200) {
+        await this.db
+          .insertInto("audit_log")
+          .values(
+            audits.slice(i, i + 200).map((e) => ({
+              id: randomUUID(),
+              owner_id: e.ownerId,
+              at: e.at,
+              event: e.event,
+              key_id: e.keyId,
+              detail: e.detail,
+            })),
+          )
+          .execute();
+      }
+    } catch (err) {
+      this.calls = [...calls, ...this.calls];
+      this.audits = [...audits, ...this.audits];
+      throw err;
+    }
+    for (const owner of new Set(calls.map((e) => e.ownerId))) await this.trim("call_log", owner, CALL_LOG_LIMIT);
+    for (const owner of new Set(audits.map((e) => e.ownerId))) await this.trim("audit_log", owner, AUDIT_LOG_LIMIT);
+  }
+
+  /** Keeps an account's newest `limit` entries of `table`. */
+  private async trim(table: "call_log" | "audit_log", ownerId: string, limit: number) {
+    await sql`delete from ${sql.table(table)} where owner_id = ${ownerId} and at < (
+      select at from ${sql.table(table)} where owner_id = ${ownerId} order by at desc limit 1 offset ${limit - 1})`.execute(
+      this.db,
+    );
+  }
+
+  /** An account's calls, newest first, filtered by key and status. */
+  async listCalls(ownerId: string, filter: CallFilter = {}, limit = 200): Promise<CallEntry[]> {
+    await this.flush();
+    let q = this.db.selectFrom("call_log").selectAll().where("owner_id", "=", ownerId);
+    if (filter.keyId) q = q.where("key_id", "=", filter.keyId);
+    const cls = /^([1-5])xx$/.exec(filter.status ?? "")?.[1];
+    if (cls) q = q.where("status", ">=", Number(cls) * 100).where("status", "<", Number(cls) * 100 + 100);
+    else if (/^\d{3}$/.test(filter.status ?? "")) q = q.where("status", "=", Number(filter.status));
+    const rows = await q.orderBy("at", "desc").limit(limit).execute();
+    return rows.map((r) => ({
+      ownerId: r.owner_id,
+      keyId: r.key_id,
+      at: r.at,
+      method: r.method,
+      path: r.path,
+      status: Number(r.status),
+      errorCode: r.error_code,
+      requestId: r.request_id,
+    }));
+  }
+
+  /** An account's key events, newest first. */
+  async listAudit(ownerId: string, limit = 200): Promise<AuditEntry[]> {
+    await this.flush();
+    const rows = await this.db
+      .selectFrom("audit_log")
+      .selectAll()
+      .where("owner_id", "=", ownerId)
+      .orderBy("at", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      ownerId: r.owner_id,
+      at: r.at,
+      event: r.event as AuditEvent,
+      keyId: r.key_id,
+      detail: r.detail,
+    }));
+  }
+}
+
+/** The logs' rows for the expired-rows sweep (db/expired-rows.ts). */
+export const ACTIVITY_EXPIRIES = [
+  { name: "call_log", table: "call_log", column: "at", keepMs: CALL_LOG_KEEP_MS },
+  { name: "audit_log", table: "audit_log", column: "at", keepMs: AUDIT_LOG_KEEP_MS },
+];
