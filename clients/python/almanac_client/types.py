@@ -469,6 +469,13 @@ class UsageLimits(TypedDict):
     new_keys_per_day: int
 
 
+class UsagePeriod(TypedDict):
+    "The billing period the account's uses belong to; null for operator-issued keys."
+    start: Union[str, None]
+    end: Union[str, None]
+    refill_at: Union[str, None]
+
+
 class UsageRate(TypedDict):
     "The rate-limit window that binds first now (the account's, or the key's own); null when there is none."
     limit: int
@@ -489,6 +496,7 @@ class Usage(TypedDict):
     permissions: list[str]
     plan: Literal["free", "pro", "scale", None]
     limits: Union["UsageLimits", None]
+    period: Union["UsagePeriod", None]
     remaining_uses: Union[int, None]
     rate: Union["UsageRate", None]
     requests: "UsageRequests"

@@ -1000,6 +1000,15 @@ export interface components {
                 /** Format: int64 */
                 new_keys_per_day: number;
             } | null;
+            /** @description The billing period the account's uses belong to; null for operator-issued keys. */
+            period: {
+                /** @description When the billing period began (ISO 8601, UTC). */
+                start: string | null;
+                /** @description When it ends: a paid plan's renewal, free's next month. */
+                end: string | null;
+                /** @description When the uses refill to the plan's (free: the 1st of next month, UTC; a paid plan: its renewal, when Stripe confirms the payment); null when nothing refills them (an operator's grant). */
+                refill_at: string | null;
+            } | null;
             /**
              * Format: int64
              * @description Uses this key may still spend: its account's uses left, or fewer if the key has a limit of its own; null = unlimited.
@@ -3432,6 +3441,11 @@ export interface operations {
                      *         },
                      *         "max_active_keys": 2,
                      *         "new_keys_per_day": 3
+                     *       },
+                     *       "period": {
+                     *         "start": "2026-11-01T00:00:00.000Z",
+                     *         "end": "2026-12-01T00:00:00.000Z",
+                     *         "refill_at": "2026-12-01T00:00:00.000Z"
                      *       },
                      *       "remaining_uses": 97,
                      *       "rate": {
