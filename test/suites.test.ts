@@ -12,9 +12,9 @@ function testFiles(dir: string): string[] {
 }
 
 describe("the suites' configuration", () => {
-  it("runs every property test at full size in test:resilience (PROPERTY_TESTS lists each file that calls propertyRuns)", () => {
+  it("runs every property test at full size in test:resilience (PROPERTY_TESTS lists each file that scales its cases)", () => {
     const calling = [...testFiles("src"), ...testFiles("test")]
-      .filter((f) => /propertyRuns\(\d/.test(readFileSync(join(root, f), "utf8")))
+      .filter((f) => /\b(propertyRuns|sampled)\(/.test(readFileSync(join(root, f), "utf8")))
       .sort();
     expect([...PROPERTY_TESTS].sort()).toEqual(calling);
   });

@@ -100,3 +100,9 @@ export function propertyRuns(n: number): number {
   const scale = Number(process.env.PROPERTY_RUNS_SCALE ?? 1);
   return Math.max(1, Math.round(n * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
+
+/** An exhaustive check's items at the property-test scale: all of them at full size, else evenly spaced ones. */
+export function sampled<T>(items: readonly T[]): T[] {
+  const stride = Math.max(1, Math.round(items.length / propertyRuns(items.length)));
+  return items.filter((_, i) => i % stride === 0);
+}

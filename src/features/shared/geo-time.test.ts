@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test/helpers/env.js";
+import { propertyRuns, sampled } from "../../../test/helpers/env.js";
 import { isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
 
 /**
@@ -69,7 +69,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
     for (const zone of TRICKY) {
       const list = transitions(zone, Date.UTC(1840, 0, 1), Date.UTC(2040, 0, 1));
       expect(list.length, zone).toBeGreaterThan(0);
-      for (const t of list) {
+      for (const t of sampled(list)) {
         // Warm the transition's hour from the far side first, then probe the edges.
         for (const d of [3_599_999, -3_600_000, -1, 0, 1, -1000, 999, 1000, 1800_000, -1800_000, 7_200_000]) {
           const at = new Date(t + d);
@@ -78,7 +78,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
         }
       }
     }
-    expect(checked).toBeGreaterThan(5_000);
+    expect(checked).toBeGreaterThan(propertyRuns(5_000));
   });
 
   const dateArb = fc.oneof(
@@ -110,7 +110,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
   it("resolveWhen on the days of transitions (23- and 25-hour days, skipped midnights)", () => {
     const zones = new TimeZones();
     for (const zone of TRICKY) {
-      for (const t of transitions(zone, Date.UTC(1990, 0, 1), Date.UTC(2030, 0, 1))) {
+      for (const t of sampled(transitions(zone, Date.UTC(1990, 0, 1), Date.UTC(2030, 0, 1)))) {
         for (const d of [-86_400_000, 0, 86_400_000]) {
           const date = isoInZone(new Date(t + d), zone).slice(0, 10);
           expect(resolveWhen(date, zone, new Date(t), zones), `${zone} ${date}`).toEqual(
@@ -161,7 +161,7 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
   it("LocalToday: the last millisecond before local midnight and the first after", () => {
     const today = new LocalToday();
     for (const zone of TRICKY) {
-      for (const t of transitions(zone, Date.UTC(2000, 0, 1), Date.UTC(2030, 0, 1))) {
+      for (const t of sampled(transitions(zone, Date.UTC(2000, 0, 1), Date.UTC(2030, 0, 1)))) {
         const midnight = DateTime.fromMillis(t, { zone }).plus({ days: 1 }).startOf("day").toMillis();
         for (const d of [-60_001, -60_000, -1, 0, 1, 59_999, 60_000]) {
           for (const ms of [midnight + d, t + d]) {
