@@ -5,7 +5,6 @@ import { accountPage, signIn } from "../account/support.js";
 import { runCli } from "../helpers/cli.js";
 import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
-import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 import {
   type Answer,
   authSecret,
@@ -16,7 +15,8 @@ import {
   redisFallbacks,
   uniqueLoopback,
   verdicts,
-} from "./support.js";
+} from "../scale/support.js";
+import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
 const DEMO_LIMIT = 6;
 /** tsx compiles the sources at start: on a loaded machine that takes a while. */

@@ -11,7 +11,7 @@ import {
   uniqueLoopback,
   verdicts,
   workersListening,
-} from "./support.js";
+} from "../scale/support.js";
 
 const DEMO_LIMIT = 10;
 const DEMO_PATH = "/v1/holidays?country=GB&year=2024";
