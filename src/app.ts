@@ -30,7 +30,7 @@ import { noNulInJson } from "./http/no-nul.js";
 import { queryAliases } from "./http/query-aliases.js";
 import { retryAfterOn429 } from "./http/retry-after.js";
 import type { AppEnv } from "./http/types.js";
-import { checkQueriesInline, VALIDATION_CONTRACT, validationError } from "./http/validation.js";
+import { VALIDATION_CONTRACT, validationError } from "./http/validation.js";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -44,9 +44,6 @@ export function createApp(deps: AppDeps): App {
       if (!result.success) throw validationError(result.error, result.target, c);
     },
   });
-  // The lookups' query strings: checked by one synchronous step, same schema, same 400.
-  checkQueriesInline(app);
-
   // Request id, client, CORS and RateLimit headers, the log line and metrics: the envelope's,
   // shared with the hot lane (src/http/hot-lane.ts), which may already have met the request.
   const env = Envelope.of(deps);
@@ -72,8 +69,6 @@ export function createApp(deps: AppDeps): App {
       limiter: deps.limiter,
       rule: env.demo,
       keys: deps.keys,
-      // /v1/usage verifies its own key without spending a use.
-      exempt: ["/v1/openapi.json", "/v1/usage"],
     }),
   );
   // Answers a route marks reusable are kept, serialised, for the hot lane (src/http/hot-lane.ts).

@@ -26,8 +26,37 @@ export interface DemoTierOptions {
   rule: LimitRule;
   /** Verifies keys sent on GETs; unset: every GET is served under the demo tier. */
   keys?: KeyVerifier;
-  /** Paths that are never counted (the API description). */
-  exempt?: string[];
+}
+
+/**
+ * Paths under /v1 the demo tier never counts: the API description, and /v1/usage, which
+ * verifies its own key without spending a use.
+ */
+const EXEMPT = ["/v1/openapi.json", "/v1/usage"];
+
+/** Whether `target` (a path, with or without its query string) is `path`. */
+const isPath = (target: string, path: string) =>
+  target.startsWith(path) && (target.length === path.length || target[path.length] === "?");
+
+/** Whether `target` (a path, with or without its query string) is under /v1. */
+const underV1 = (target: string) =>
+  target.startsWith("/v1") && (target.length === 3 || "/?".includes(target[3] as string));
+
+/**
+ * Which requests the demo tier stands in front of, decided here only (the app's middleware, its
+ * document and the hot lane ask this): every GET or HEAD under /v1 but the exempt paths. Without
+ * an `Authorization` header it is `anonymous` and counts against the tier; with one it is
+ * `keyed`, verified instead (and counted only when the verifier is down); anything else is `none`.
+ * `target` is the path, with or without its query string (read without copying it).
+ */
+export function demoTierCall(
+  method: string,
+  target: string,
+  authorization: string | undefined,
+): "none" | "anonymous" | "keyed" {
+  if ((method !== "GET" && method !== "HEAD") || !underV1(target)) return "none";
+  for (const path of EXEMPT) if (isPath(target, path)) return "none";
+  return authorization === undefined ? "anonymous" : "keyed";
 }
 
 export const demoRule = (hourlyLimit: number): LimitRule => ({
@@ -44,7 +73,7 @@ const demoMessage = (rule: LimitRule) =>
  * RateLimit headers (which the envelope writes) on whatever passes it, its 401 for a rejected key
  * and its 429s, and that a call may be anonymous or keyed.
  */
-function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
+function demoContract(rule: LimitRule): Contract {
   const headers: Record<string, HeaderDoc> = {
     "RateLimit-Policy": {
       description:
@@ -64,7 +93,7 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
   const { missing, rejected, rateLimited, usageExceeded } = KEY_ANSWERS;
   const demo = { code: "rate_limited", message: demoMessage(rule), reason: DEMO_TIER_REASON };
   return {
-    applies: (op) => (op.method === "GET" || op.method === "HEAD") && !exempt.has(op.path),
+    applies: (op) => demoTierCall(op.method, op.path, undefined) !== "none",
     // Anonymous (counted here) or with a key (verified here, not counted).
     security: [{}, { bearer: [] }],
     stamps: [{ headers }],
@@ -83,7 +112,7 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
 }
 
 /**
- * The demo tier (docs/api.md "Demo tier"): every GET/HEAD under /v1 but the `exempt` paths counts against a per-IP
+ * The demo tier (docs/api.md "Demo tier"): every request `demoTierCall` names counts against a per-IP
  * hourly budget shared through the limiter (Redis when configured). A GET that sends an
  * `Authorization` header is verified instead: a valid key is not counted (it spends a use of
  * the key, given back when the answer is an error; the answer carries the key's own RateLimit headers
@@ -94,39 +123,36 @@ function demoContract(rule: LimitRule, exempt: Set<string>): Contract {
  */
 export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<AppEnv>> {
   const { rule } = opts;
-  const exempt = new Set(opts.exempt ?? []);
 
-  return documented<MiddlewareHandler<AppEnv>>(
-    async (c, next) => {
-      if ((c.req.method !== "GET" && c.req.method !== "HEAD") || exempt.has(c.req.path)) return next();
+  return documented<MiddlewareHandler<AppEnv>>(async (c, next) => {
+    const authorization = c.req.header("authorization");
+    const call = demoTierCall(c.req.method, c.req.path, authorization);
+    if (call === "none") return next();
 
-      const authorization = c.req.header("authorization");
-      if (authorization !== undefined && opts.keys) {
-        const token = bearerToken(authorization);
-        // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
-        const key = await verifyKey(c, opts.keys, token, { cost: 1 }).catch((err: unknown) => {
-          if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
-          return undefined;
-        });
-        if (key) {
-          await next();
-          // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
-          if (c.res.status >= 400) await opts.keys.refund(key.keyId, 1, key).catch(() => undefined);
-          return;
-        }
+    if (call === "keyed" && authorization !== undefined && opts.keys) {
+      const token = bearerToken(authorization);
+      // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
+      const key = await verifyKey(c, opts.keys, token, { cost: 1 }).catch((err: unknown) => {
+        if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
+        return undefined;
+      });
+      if (key) {
+        await next();
+        // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
+        if (c.res.status >= 400) await opts.keys.refund(key.keyId, 1, key).catch(() => undefined);
+        return;
       }
+    }
 
-      const ex = c.get("exchange");
-      ex.rate ??= await opts.limiter.consume(rule, ex.key);
-      const decision = ex.rate;
-      if (!decision.allowed) {
-        throw new ApiError("rate_limited", demoMessage(rule), {
-          reason: DEMO_TIER_REASON,
-          headers: { "Retry-After": String(Math.max(1, Math.ceil(decision.resetMs / 1000))) },
-        });
-      }
-      return next();
-    },
-    demoContract(rule, exempt),
-  );
+    const ex = c.get("exchange");
+    ex.rate ??= await opts.limiter.consume(rule, ex.key);
+    const decision = ex.rate;
+    if (!decision.allowed) {
+      throw new ApiError("rate_limited", demoMessage(rule), {
+        reason: DEMO_TIER_REASON,
+        headers: { "Retry-After": String(Math.max(1, Math.ceil(decision.resetMs / 1000))) },
+      });
+    }
+    return next();
+  }, demoContract(rule));
 }

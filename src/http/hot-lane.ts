@@ -5,6 +5,7 @@ import type { Metrics } from "../ports/metrics.js";
 import type { RateLimiter } from "../ports/rate-limiter.js";
 import { type AnswerCache, normaliseTarget } from "./answer-cache.js";
 import { HEADERS_MAX } from "./contract.js";
+import { demoTierCall } from "./demo-tier.js";
 import { Envelope } from "./envelope.js";
 import { etagMatches } from "./http-cache.js";
 
@@ -47,11 +48,11 @@ export function hotLane(deps: HotLaneDeps, fallback: RequestListener): RequestLi
   const { envelope } = deps;
   return (req, res) => {
     const url = req.url;
+    // Only an anonymous GET under the demo tier (demoTierCall decides which) may have a kept answer.
     if (
       req.method !== "GET" ||
       url === undefined ||
-      !url.startsWith("/v1/") ||
-      req.headers.authorization !== undefined
+      demoTierCall("GET", url, req.headers.authorization) !== "anonymous"
     ) {
       return fallback(req, res);
     }

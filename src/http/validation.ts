@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono, RouteConfig, RouteHandler, RouteHook } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { type Contract, errorAnswer } from "./contract.js";
@@ -68,29 +68,39 @@ export const VALIDATION_CONTRACT: Contract = {
   fallbacks: { "400": errorAnswer("A parameter or the body is invalid; the message names it.") },
 };
 
+/** A route's handler, typed by its route (as the Hono OpenAPI starter's `AppRouteHandler`). */
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
+
+/** A route's own validation hook (instead of the app's `defaultHook`), typed by its route. */
+export type AppRouteHook<R extends RouteConfig> = RouteHook<R, AppEnv>;
+
 /**
- * Routes whose only input is their query string (the lookups) are checked by one synchronous
- * middleware instead of @hono/zod-validator's, which is async at every step (`safeParseAsync`,
- * an awaited hook, an awaited `next`): the same value (Hono's `c.req.queries()`, one string per
- * name unless repeated), the same schema, the same 400 (`validationError`, as the app's
- * `defaultHook` throws it, but a required parameter sent blank is answered as missing: `queryError`),
- * and the same document (registered as `app.openapi` would). Call once,
- * before the routes register; a route with a hook of its own or other inputs is left as it was.
+ * Registers `route` on `app` with `handler`, as `app.openapi(route, handler)` does. A route whose
+ * only input is its query string (the lookups) is checked by one synchronous middleware instead
+ * of @hono/zod-validator's, which is async at every step (`safeParseAsync`, an awaited hook, an
+ * awaited `next`): the same value (Hono's `c.req.queries()`, one string per name unless
+ * repeated), the same schema, the same 400 (`validationError`, as the app's `defaultHook` throws
+ * it, but a required parameter sent blank is answered as missing: `queryError`), and the same
+ * document (registered as `app.openapi` would). A route with other inputs, or a hook of its own, is `app.openapi`'s.
  */
-export function checkQueriesInline(app: OpenAPIHono<AppEnv>): void {
-  const openapi = app.openapi;
-  app.openapi = ((route, handler, hook) => {
-    const { middleware, hide, ...rest } = route;
-    const query = route.request?.query;
-    if (!query || hook !== undefined || Object.keys(route.request ?? {}).length !== 1) {
-      return openapi(route, handler, hook);
-    }
-    if (!hide) app.openAPIRegistry.registerPath(rest);
-    const before = middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware];
-    const { request: _checkedHere, ...served } = rest;
-    // Typed as the route: the handler still reads `c.req.valid("query")`, which queryCheck fills.
-    return openapi({ ...served, hide: true, middleware: [...before, queryCheck(query)] } as typeof route, handler);
-  }) as typeof app.openapi;
+export function openapiRoute<R extends RouteConfig>(
+  app: OpenAPIHono<AppEnv>,
+  route: R,
+  handler: AppRouteHandler<R>,
+  hook?: AppRouteHook<R>,
+): void {
+  const query = route.request?.query;
+  if (!query || hook !== undefined || Object.keys(route.request ?? {}).length !== 1) {
+    // The route's own hook, in the type openapi() gives it (RouteHook's result type is wider).
+    app.openapi(route, handler, hook as Parameters<typeof app.openapi<R>>[2]);
+    return;
+  }
+  const { middleware, hide, ...rest } = route;
+  if (!hide) app.openAPIRegistry.registerPath(rest);
+  const before = middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware];
+  const { request: _checkedHere, ...served } = rest;
+  // Typed as the route: the handler still reads `c.req.valid("query")`, which queryCheck fills.
+  app.openapi({ ...served, hide: true, middleware: [...before, queryCheck(query)] } as R, handler);
 }
 
 function queryCheck(schema: z.ZodType): MiddlewareHandler<AppEnv> {

@@ -2,11 +2,11 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { renderError, toApiError } from "../../src/http/errors.js";
 import type { AppEnv } from "../../src/http/types.js";
-import { checkQueriesInline, validationError } from "../../src/http/validation.js";
+import { type AppRouteHandler, openapiRoute, validationError } from "../../src/http/validation.js";
 
 /**
- * `checkQueriesInline` swaps @hono/zod-validator's async query check for a synchronous one on
- * query-only routes (the lookups): the same answers and the same document as the zod-validator
+ * `openapiRoute` registers query-only routes (the lookups) with a synchronous query check instead
+ * of @hono/zod-validator's async one: the same answers and the same document as the zod-validator
  * path with the app's defaultHook, for every kind of query string.
  */
 const Query = z.object({
@@ -28,12 +28,13 @@ function build(inline: boolean): OpenAPIHono<AppEnv> {
       if (!result.success) throw validationError(result.error, result.target, c);
     },
   });
-  if (inline) checkQueriesInline(app);
   app.use(async (c, next) => {
     c.set("requestId", "r");
     await next();
   });
-  app.openapi(route, (c) => c.json({ got: c.req.valid("query") }, 200));
+  const handler = (c: Parameters<AppRouteHandler<typeof route>>[0]) => c.json({ got: c.req.valid("query") }, 200);
+  if (inline) openapiRoute(app, route, handler);
+  else app.openapi(route, handler);
   app.onError((err, c) => renderError(c, toApiError(err)));
   return app;
 }
@@ -74,8 +75,8 @@ describe("query-only routes are checked by one synchronous step, answering as th
 
   it("a route with other inputs (a body) keeps the zod-validator", async () => {
     const app = new OpenAPIHono<AppEnv>();
-    checkQueriesInline(app);
-    app.openapi(
+    openapiRoute(
+      app,
       createRoute({
         method: "post",
         path: "/b",

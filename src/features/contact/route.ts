@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { documented } from "../../http/contract.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import { validationError } from "../../http/validation.js";
+import { openapiRoute, validationError } from "../../http/validation.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { claimOrWait, holding, idempotencyTiming } from "../shared/idempotency.js";
 import {
@@ -55,7 +55,8 @@ const route = createRoute({
 /** POST /v1/mail/contact: the contact desk. */
 export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): void {
   const store = new ContactStore(deps.database.db, deps.now);
-  app.openapi(
+  openapiRoute(
+    app,
     route,
     documented(async (c) => {
       const body = c.req.valid("json");

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app-deps.js";
 import { ApiError } from "../../http/errors.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import { errorResponse } from "../shared/responses.js";
 import type { HolidayCalendars } from "./calendar.js";
 import { HolidaysQuery, HolidaysResponse, WorkingDaysQuery, WorkingDaysResponse } from "./schema.js";
@@ -140,7 +141,7 @@ export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "
     return found;
   };
 
-  app.openapi(listRoute, async (c) => {
+  openapiRoute(app, listRoute, async (c) => {
     const query = c.req.valid("query");
     const { place, calendar } = await find(query.country, query.region);
     const year = query.year ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).year;
@@ -149,7 +150,7 @@ export function registerHolidays(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "
     return taggedJson(c, { ...place, year, types, holidays });
   });
 
-  app.openapi(workingDaysRoute, async (c) => {
+  openapiRoute(app, workingDaysRoute, async (c) => {
     const query = c.req.valid("query");
     const { place, calendar } = await find(query.country, query.region);
     const date = query.date ?? DateTime.fromJSDate(deps.now(), { zone: place.timezone }).toISODate() ?? "";

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { errorResponse } from "../shared/responses.js";
 import { MoonCalculator } from "./moon.js";
@@ -79,7 +80,7 @@ const route = createRoute({
 export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
   const zones = new TimeZones();
   const moon = new MoonCalculator(zones);
-  app.openapi(route, (c) => {
+  openapiRoute(app, route, (c) => {
     const query = c.req.valid("query");
     const zone = resolveZone(query.tz, query.lat, query.lon);
     const when = resolveWhen(query.date, zone, deps.now(), zones);

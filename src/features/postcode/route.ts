@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import { placeFailureError } from "./errors.js";
 import type { PlaceLookup } from "./lookup.js";
 import { PostcodeQuery, PostcodeResponse, placeView, postcodeErrorResponses, RESOLVER_FAILED } from "./schema.js";
@@ -59,7 +60,7 @@ const route = createRoute({
 
 /** `GET /v1/postcode?postcode=`: the postcode resolver on its own. */
 export function registerPostcode(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">, places: PlaceLookup): void {
-  app.openapi(route, async (c) => {
+  openapiRoute(app, route, async (c) => {
     const found = await places.find(c.req.valid("query").postcode);
     if (!found.ok) throw placeFailureError(found.error);
     c.header("Cache-Control", PLACE_CACHE_CONTROL);

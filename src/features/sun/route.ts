@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import { taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import { dateTzErrorExamples, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { errorResponse } from "../shared/responses.js";
 import { SunQuery, SunResponse, type SunResponseBody } from "./schema.js";
@@ -60,7 +61,7 @@ const route = createRoute({
 /** `GET /v1/sun?lat=&lon=&date=&tz=`. */
 export function registerSun(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
   const zones = new TimeZones();
-  app.openapi(route, (c) => {
+  openapiRoute(app, route, (c) => {
     const { lat, lon, tz, date } = c.req.valid("query");
     const zone = resolveZone(tz, lat, lon);
     const { day } = resolveWhen(date, zone, deps.now(), zones);

@@ -5,6 +5,7 @@ import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
 import { etagOf, taggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
 import { LocalToday } from "../shared/geo-time.js";
 import { loadVatDataset } from "./dataset.js";
@@ -74,7 +75,7 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" 
   const today = new LocalToday();
   const answers = new LRUCache<string, { json: string; etag: string }>({ max: 2_000 });
 
-  app.openapi(route, async (c) => {
+  openapiRoute(app, route, async (c) => {
     const query = c.req.valid("query");
     const parsed = parseCode(query.code);
     const zone = countryTimeZone(data, parsed.country);

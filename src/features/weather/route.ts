@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
+import { openapiRoute } from "../../http/validation.js";
 import {
   FORECAST_FAILED,
   type PlaceLookup,
@@ -61,7 +62,7 @@ export function registerWeather(
 ): void {
   const forecasts = new ForecastLookup(deps.forecaster, deps.cache);
   const bodies = new ReportBodies();
-  app.openapi(route, async (c) => {
+  openapiRoute(app, route, async (c) => {
     const found = await places.find(c.req.valid("query").postcode);
     if (!found.ok) throw placeFailureError(found.error);
     const place = found.value;
