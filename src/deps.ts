@@ -125,7 +125,7 @@ async function payments(config: Config) {
 
 /** Releases what buildDeps opened. */
 export async function closeDeps(deps: AppDeps): Promise<void> {
-  await deps.keys?.usage.close().catch(() => undefined);
+  await deps.keys.usage.close().catch(() => undefined);
   await deps.activity?.close().catch(() => undefined);
   await deps.limiter.close();
   await deps.mail?.close();

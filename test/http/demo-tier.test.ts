@@ -1,7 +1,11 @@
 import { randomInt } from "node:crypto";
 import http from "node:http";
+import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
+import { demoTier } from "../../src/http/demo-tier.js";
+import { Envelope, envelope } from "../../src/http/envelope.js";
 import { MISSING_KEY_MESSAGE, REJECTED_KEY_MESSAGE } from "../../src/http/key-auth.js";
+import type { AppEnv } from "../../src/http/types.js";
 import type { KeyStore, KeyVerification } from "../../src/ports/key-store.js";
 import { errorOf, expectRateLimited, keysOver, redisReady, type TestApp, testApp, testServer } from "../helpers/app.js";
 import { REDIS_URL, skipReason } from "../helpers/env.js";
@@ -201,7 +205,13 @@ describe("demo tier with an Authorization header", () => {
   });
 
   it("without a key store, a keyed GET is served under the demo tier", async () => {
-    const { app } = await open(testApp({ DEMO_HOURLY_LIMIT: "2" }, () => ({ keys: undefined })));
+    // The app always has its key service: the demo tier itself, with no `keys`, behind the app's envelope.
+    const { deps } = await open(testApp({ DEMO_HOURLY_LIMIT: "2" }));
+    const env = Envelope.of(deps);
+    const app = new Hono<AppEnv>();
+    app.use(envelope(env, deps.logger));
+    app.use("/v1/*", demoTier({ limiter: deps.limiter, rule: env.demo }));
+    app.get("/v1/holidays", (c) => c.json({}));
     const res = await app.request(PATH, { headers: { authorization: "Bearer alm_anything" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("ratelimit")).toMatch(/^"demo";r=1;/);
