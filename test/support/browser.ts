@@ -25,7 +25,7 @@ export async function freePort(): Promise<number> {
  * Headless Chromium as this machine needs it: no sandbox (root), no GPU, and no background
  * networking, component updates or sync (the closed network refuses them, many at a time).
  */
-export function launchChromium(): Promise<Browser> {
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -37,6 +37,7 @@ export function launchChromium(): Promise<Browser> {
       "--disable-sync",
       "--no-first-run",
       "--disable-quic",
+      ...extraArgs,
     ],
   });
 }
