@@ -89,16 +89,16 @@ export class ActivityLog {
   }
 
   private async write(): Promise<void> {
-    const calls = this.calls;
+    const calls = newestPerOwner(this.calls, CALL_LOG_LIMIT);
     const audits = this.audits;
     this.calls = [];
     this.audits = [];
     try {
-      for (let i = 0; i < calls.length; i += 200) {
+      for (let i = 0; i < calls.length; i += 500) {
         await this.db
           .insertInto("call_log")
           .values(
-            calls.slice(i, i + 200).map((e) => ({
+            calls.slice(i, i + 500).map((e) => ({
               id: randomUUID(),
               owner_id: e.ownerId,
               key_id: e.keyId,
@@ -112,11 +112,11 @@ export class ActivityLog {
           )
           .execute();
       }
-      for (let i = 0; i < audits.length; i += 200) {
+      for (let i = 0; i < audits.length; i += 500) {
         await this.db
           .insertInto("audit_log")
           .values(
-            audits.slice(i, i + 200).map((e) => ({
+            audits.slice(i, i + 500).map((e) => ({
               id: randomUUID(),
               owner_id: e.ownerId,
               at: e.at,
@@ -183,6 +183,24 @@ export class ActivityLog {
       detail: r.detail,
     }));
   }
+}
+
+/**
+ * The newest `limit` entries of each owner, in order: a busy account's older ones would be
+ * trimmed right after they were written, so they are not written at all.
+ */
+function newestPerOwner(entries: CallEntry[], limit: number): CallEntry[] {
+  if (entries.length <= limit) return entries;
+  const seen = new Map<string, number>();
+  const kept: CallEntry[] = [];
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i] as CallEntry;
+    const n = seen.get(e.ownerId) ?? 0;
+    if (n >= limit) continue;
+    seen.set(e.ownerId, n + 1);
+    kept.push(e);
+  }
+  return kept.reverse();
 }
 
 /** The logs' rows for the expired-rows sweep (db/expired-rows.ts). */
