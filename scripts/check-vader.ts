@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import vader from "vader-sentiment";
 import { polarityScores } from "../src/adapters/classifier/vader-scores.js";
-import { sentimentDir } from "./train-data.js";
+import { sentimentDir } from "./train/data.js";
 
 const dir = sentimentDir();
 const corpora: [string, string[]][] = [

@@ -30,10 +30,53 @@ export type ClassifyResult =
   /** The provider failed (connect, timeout, non-2xx, malformed, wrong length): 502 upstream_error. */
   | { ok: false; detail: string };
 
+/** GoEmotions' 27 emotions (Demszky et al. 2020), in its order. */
+export const EMOTIONS = [
+  "admiration",
+  "amusement",
+  "anger",
+  "annoyance",
+  "approval",
+  "caring",
+  "confusion",
+  "curiosity",
+  "desire",
+  "disappointment",
+  "disapproval",
+  "disgust",
+  "embarrassment",
+  "excitement",
+  "fear",
+  "gratitude",
+  "grief",
+  "joy",
+  "love",
+  "nervousness",
+  "optimism",
+  "pride",
+  "realization",
+  "relief",
+  "remorse",
+  "sadness",
+  "surprise",
+] as const;
+export type EmotionLabel = (typeof EMOTIONS)[number];
+
+/** One emotion and its probability. */
+export interface Emotion {
+  label: EmotionLabel;
+  score: number;
+}
+
 export interface Classifier {
   readonly model: ModelInfo;
   /** One classification per text, in input order. */
   classify(texts: readonly string[]): Promise<ClassifyResult>;
+  /**
+   * Per text, the emotions above their own thresholds, best first (none for a text the model
+   * cannot read); absent when the classifier has no emotion model.
+   */
+  emotions?(texts: readonly string[]): Emotion[][];
 }
 
 /** The label with the highest score (ties: positive, neutral, negative in that order). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Example } from "../../scripts/train-data.js";
-import { ECE_BINS, eceBin, score } from "../../scripts/train-metrics.js";
+import type { Example } from "../../scripts/train/data.js";
+import { ECE_BINS, eceBin, score } from "../../scripts/train/metrics.js";
 
 /** Examples with 3-class truth `labels` (binary truth irrelevant here). */
 const examples = (labels: (0 | 1 | 2)[]): Example[] =>

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import vader from "vader-sentiment";
 import { lexicon } from "vader-sentiment/src/vader_lexicon.js";
 import { describe, expect, it } from "vitest";
-import { hasSentimentData } from "../../scripts/train-data.js";
+import { hasSentimentData } from "../../scripts/train/data.js";
 import {
   BOOSTER_DICT,
   NEGATE,

@@ -1,5 +1,5 @@
 /**
- * The trained model's features, shared by the trainer (scripts/train-classifier.ts) and the served
+ * The trained models' features, shared by the trainer (scripts/train/) and the served
  * model: one pass over the text gives hashed sparse features (words, marked when inside a
  * negation's scope; emoticons; the VADER-lexicon valence of each word, bucketed)
  * and a few dense lexicon features (a VADER-like compound over the same lexicon with negation,
@@ -48,8 +48,8 @@ const BIGRAM = 0x27d4eb2f;
 const CHARGRAM = 0x61c88647;
 
 /**
- * Feature choices the trainer compares (scripts/train-classifier.ts, *Variants* in the model
- * card); the served model uses DEFAULT_FEATURES, which are the shipped variant's.
+ * Feature choices: each weights file names the ones it was trained on (DEFAULT_FEATURES when
+ * it does not).
  */
 export interface FeatureOptions {
   /** Words marked negated after a negation word: the next 3 ("window") or up to the clause's end. */

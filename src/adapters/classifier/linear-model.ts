@@ -1,4 +1,4 @@
-import { DENSE, type FeatureBuffer, featurize } from "./features.js";
+import { DEFAULT_FEATURES, DENSE, type FeatureBuffer, type FeatureOptions, featurize } from "./features.js";
 import { vaderScoresInto } from "./vader-scores.js";
 
 /** Class order of every weight row and probability triple: the port's LABELS. */
@@ -18,6 +18,8 @@ export interface LinearModel {
   dense: Float64Array;
   /** Stacked on VADER: its four scores follow DENSE in the dense features. */
   vader?: boolean;
+  /** The sparse features it was trained on (DEFAULT_FEATURES when absent). */
+  features?: FeatureOptions;
   temperature: number;
   /** Per-class gain on the logits (vector scaling); [1, 1, 1] when only a temperature is fitted. */
   gain: [number, number, number];
@@ -72,7 +74,7 @@ export function calibrated(model: LinearModel, z: Float64Array): void {
 
 /** Calibrated probabilities of one text. */
 export function predict(model: LinearModel, text: string, buf: FeatureBuffer, out: Float64Array): void {
-  featurize(text, model.bits, buf);
+  featurize(text, model.bits, buf, model.features ?? DEFAULT_FEATURES);
   if (model.vader) vaderScoresInto(text, buf.dense, DENSE.length);
   logits(model, buf, out);
   calibrated(model, out);

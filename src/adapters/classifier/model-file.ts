@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DENSE, VADER_DENSE } from "./features.js";
+import { DEFAULT_FEATURES, DENSE, type FeatureOptions, VADER_DENSE } from "./features.js";
 import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
 export const MODEL_NAME = "almanac-sentiment-lr";
-export const MODEL_VERSION = "1.2.0";
+export const MODEL_VERSION = "2.0.0";
 
 const MAGIC = "ALSENT01";
 
@@ -18,14 +18,16 @@ interface Header {
   /** DENSE, then VADER_DENSE in a model stacked on VADER. */
   denseNames: readonly string[];
   temperature: number;
-  /** Absent in files written before vector scaling: [1, 1, 1]. */
-  gain?: [number, number, number];
+  gain: [number, number, number];
   bias: [number, number, number];
+  /** The sparse features (negation scope, bigrams, character 3-grams). */
+  features: FeatureOptions;
 }
 
 /**
  * The weights file: "ALSENT01", a little-endian uint32 length, a JSON header (name, version,
- * bucket bits, per-class scales, dense weights, calibration: temperature, per-class gain and bias), then 3 · 2^bits int8 weights.
+ * bucket bits, per-class scales, dense weights, calibration: temperature, per-class gain and bias,
+ * sparse feature options), then 3 · 2^bits int8 weights.
  */
 export function encodeModel(model: LinearModel): Buffer {
   if (!(model.weights instanceof Int8Array)) throw new Error("quantise the model before writing it");
@@ -42,6 +44,7 @@ export function encodeModel(model: LinearModel): Buffer {
     temperature: model.temperature,
     gain: model.gain,
     bias: model.bias,
+    features: model.features ?? DEFAULT_FEATURES,
   };
   const json = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(4);
@@ -70,8 +73,9 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
     dense: Float64Array.from(header.dense),
     vader,
     temperature: header.temperature,
-    gain: header.gain ?? [1, 1, 1],
+    gain: header.gain,
     bias: header.bias,
+    features: header.features ?? DEFAULT_FEATURES,
   };
 }
 

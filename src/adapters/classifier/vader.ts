@@ -11,9 +11,7 @@ const version = (createRequire(import.meta.url)("vader-sentiment/package.json") 
  * (c ≥ 0.05 positive, c ≤ −0.05 negative, else neutral — exactly −0.05 is negative), which is
  * also where the softmax changes its top label. T and ε were fitted by maximum likelihood on
  * both reference sets pooled (tweets and Amazon review snippets), chosen by 5-fold
- * cross-validation; `npm run eval:sentiment -- --fit` refits and prints the out-of-fold and
- * leave-one-set-out figures (the earlier T = 3.7, fitted on tweets alone, was over-confident on
- * reviews: Amazon log-loss 0.988).
+ * cross-validation.
  */
 export const TEMPERATURE = 3.5;
 export const BIAS = 0.05 * TEMPERATURE;

@@ -138,7 +138,7 @@ describe("the weights file", () => {
   });
 });
 
-describe("1.2.0 is stacked on VADER's own four scores", () => {
+describe("the model is stacked on VADER's own four scores", () => {
   const TEXTS = [
     "I love this!",
     "The food was not good.",
@@ -159,7 +159,7 @@ describe("1.2.0 is stacked on VADER's own four scores", () => {
     const buf = featureBuffer();
     const z = new Float64Array(3);
     for (const text of TEXTS) {
-      featurize(text, model.bits, buf);
+      featurize(text, model.bits, buf, model.features);
       const v = vader.SentimentIntensityAnalyzer.polarity_scores(text);
       buf.dense.set([v.compound, v.pos, v.neg, v.neu], DENSE.length);
       logits(model, buf, z);
@@ -169,7 +169,7 @@ describe("1.2.0 is stacked on VADER's own four scores", () => {
     }
   });
 
-  it("a file without VADER's scores (1.1.0's layout) still decodes, and is served without them", () => {
+  it("a file without VADER's scores still decodes, and is served without them", () => {
     const model = loadShippedModel();
     const plain = { ...model, vader: false, dense: model.dense.slice(0, DENSE.length * 3) };
     const again = decodeModel(encodeModel(plain));

@@ -1,18 +1,18 @@
 /**
  * After a retrain: rewrites CLASSIFY_EXAMPLE in src/features/vibe/schema.ts and the JSON example
  * in docs/api.md with the shipped model's real answer to the documented request.
- * `node --import tsx scripts/train-example.ts`
+ * `node --import tsx scripts/train/example.ts`
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { TrainedClassifier } from "../src/adapters/classifier/trained.js";
-import { EXAMPLE_REQUEST } from "../src/features/vibe/schema.js";
+import { TrainedClassifier } from "../../src/adapters/classifier/trained.js";
+import { EXAMPLE_REQUEST } from "../../src/features/vibe/schema.js";
 
 const c = new TrainedClassifier();
 const r = await c.classify(EXAMPLE_REQUEST.texts);
 if (!r.ok) throw new Error();
 const results = r.results.map((x, index) => ({ index, ...x }));
-const p = fileURLToPath(new URL("../src/features/vibe/schema.ts", import.meta.url));
+const p = fileURLToPath(new URL("../../src/features/vibe/schema.ts", import.meta.url));
 let s = readFileSync(p, "utf8");
 const start = s.indexOf("export const CLASSIFY_EXAMPLE");
 const body = `export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
@@ -35,7 +35,7 @@ ${results
 `;
 s = s.slice(0, start) + body;
 writeFileSync(p, s);
-const d = fileURLToPath(new URL("../docs/api.md", import.meta.url));
+const d = fileURLToPath(new URL("../../docs/api.md", import.meta.url));
 let a = readFileSync(d, "utf8");
 const js = `{
   "model": { "provider": "embedded", "name": "${c.model.name}", "version": "${c.model.version}" },

@@ -5,7 +5,7 @@
  * ECE: the standard top-label ECE (Guo et al. 2017): confidence of the predicted class against
  * its accuracy in 15 equal-width bins ((m−1)/15, m/15], weighted by the share of texts in each.
  */
-import { type Labelled, rng } from "./train-data.js";
+import { type Labelled, rng } from "./data.js";
 
 /** Bins of the standard top-label ECE. */
 export const ECE_BINS = 15;
@@ -123,93 +123,4 @@ export function score(probs: ArrayLike<number>, ex: readonly Labelled[], seed = 
     binaryN: binN,
     binaryAccuracy: wilson(binRight, binN),
   };
-}
-
-/** A paired difference (model b − model a) with its percentile bootstrap 95 % interval. */
-export interface PairedDifference {
-  value: number;
-  lo: number;
-  hi: number;
-}
-
-export interface Paired {
-  n: number;
-  /** 3-class accuracy b − a, and the texts only a, or only b, gets right. */
-  accuracy: PairedDifference & { onlyA: number; onlyB: number };
-  binaryAccuracy: PairedDifference & { onlyA: number; onlyB: number };
-  logLoss: PairedDifference;
-  ece: PairedDifference;
-}
-
-/**
- * Two models' probabilities on the same texts compared text by text: the difference b − a of
- * 3-class and binary accuracy, log-loss and ECE, each with a paired percentile bootstrap 95 %
- * interval (the same resampled texts for both models; 200 seeded resamples). Far narrower than
- * two unpaired intervals when the models mostly agree.
- */
-export function pairedScore(a: ArrayLike<number>, b: ArrayLike<number>, ex: readonly Labelled[], seed = 7): Paired {
-  const n = ex.length;
-  const right = (p: ArrayLike<number>, i: number) => (argmax(p, i) === (ex[i] as Labelled).label ? 1 : 0);
-  const binRight = (p: ArrayLike<number>, i: number) =>
-    (p[i * 3] as number) >= (p[i * 3 + 2] as number) === ((ex[i] as Labelled).binary === 0) ? 1 : 0;
-  const diff = (rows: ArrayLike<number>) => {
-    let acc = 0;
-    let bin = 0;
-    let binN = 0;
-    for (let r = 0; r < rows.length; r++) {
-      const i = rows[r] as number;
-      acc += right(b, i) - right(a, i);
-      if ((ex[i] as Labelled).binary === null) continue;
-      bin += binRight(b, i) - binRight(a, i);
-      binN++;
-    }
-    const pa = point(a, ex, rows);
-    const pb = point(b, ex, rows);
-    return {
-      accuracy: acc / rows.length,
-      binaryAccuracy: bin / binN,
-      logLoss: pb.logLoss - pa.logLoss,
-      ece: pb.ece - pa.ece,
-    };
-  };
-  const only = (f: (p: ArrayLike<number>, i: number) => number, binary: boolean) => {
-    let onlyA = 0;
-    let onlyB = 0;
-    for (let i = 0; i < n; i++) {
-      if (binary && (ex[i] as Labelled).binary === null) continue;
-      const d = f(b, i) - f(a, i);
-      if (d < 0) onlyA++;
-      else if (d > 0) onlyB++;
-    }
-    return { onlyA, onlyB };
-  };
-  const whole = diff(Int32Array.from({ length: n }, (_, i) => i));
-  const draw = rng(seed);
-  const reps: ReturnType<typeof diff>[] = [];
-  const rows = new Int32Array(n);
-  for (let r = 0; r < 200; r++) {
-    for (let i = 0; i < n; i++) rows[i] = Math.floor(draw() * n);
-    reps.push(diff(rows));
-  }
-  const interval = (key: keyof typeof whole): PairedDifference => {
-    const v = reps.map((r) => r[key]).sort((x, y) => x - y);
-    return { value: whole[key], lo: v[4] as number, hi: v[195] as number };
-  };
-  return {
-    n,
-    accuracy: { ...interval("accuracy"), ...only(right, false) },
-    binaryAccuracy: { ...interval("binaryAccuracy"), ...only(binRight, true) },
-    logLoss: interval("logLoss"),
-    ece: interval("ece"),
-  };
-}
-
-/**
- * The trainer's auxiliary positive-vs-negative loss (Variant.binaryLoss) on one text, from its
- * probabilities: −log q of the true side, q = p_pos / (p_pos + p_neg) = σ(z_pos − z_neg), and
- * its gradient on z_pos (the gradient on z_neg is its negative; z_neutral gets none).
- */
-export function signLoss(pPos: number, pNeg: number, positive: boolean): { loss: number; grad: number } {
-  const q = pPos / (pPos + pNeg);
-  return { loss: -Math.log(positive ? q : 1 - q), grad: q - (positive ? 1 : 0) };
 }

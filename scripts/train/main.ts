@@ -1,0 +1,192 @@
+/**
+ * `npm run train:classifier`: trains the embedded models from ../shared/data/sentiment (or
+ * SENTIMENT_DATA_DIR) and writes
+ *   src/adapters/classifier/model/sentiment.bin   the sentiment weights (int8 per class, model-file.ts)
+ *   src/adapters/classifier/model/emotions.bin    the emotion weights (emotions.ts)
+ *   src/adapters/classifier/model/metrics.json    every figure, read by the model card and the CI check
+ *   docs/model-card.md                            the tables, between its metrics markers
+ * Deterministic: seeded splits and order, no clock, no downloads.
+ *
+ * Evidence, left one corpus out over GoEmotions, finance tweets, NewsMTSC and XED: a model trained
+ * on the other five corpora (every text that duplicates one of the held-out corpus dropped),
+ * calibrated across corpora on training data only (each training corpus scored by a model trained
+ * on the other training corpora), scored on the whole held-out corpus beside VADER. The shipped
+ * model is then trained the same way on the train and dev splits of all six (texts duplicating a
+ * test text dropped) and scored on every test split, which the CI check re-scores.
+ *
+ * Flags: --no-write (print only), --no-loco (the shipped model only), --no-emotions, --only=CORPUS,…
+ * (those folds only), --loco-only (no shipped model), --loco-out=FILE (write the folds' rows),
+ * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
+ * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
+ * --chargrams=0|1 (defaults: SHIPPED below).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { LinearModel } from "../../src/adapters/classifier/linear-model.js";
+import { encodeModel, MODEL_NAME, MODEL_VERSION } from "../../src/adapters/classifier/model-file.js";
+import { CORPORA, type Corpus, dedupKey, type Example, HELD_OUT, loadCorpora, sentimentDir } from "./data.js";
+import { trainEmotions } from "./emotions.js";
+import {
+  featureStore,
+  fitCalibration,
+  probabilities,
+  quantise,
+  rawLogits,
+  rowWeights,
+  type Settings,
+  type Store,
+  train,
+  vaderProbabilities,
+} from "./fit.js";
+import { score } from "./metrics.js";
+import { type LocoRow, printTable, type Report, writeCard } from "./report.js";
+
+/** The shipped settings. */
+export const SHIPPED: Settings = {
+  bits: 18,
+  features: { negation: "window", bigrams: true, charGrams: false },
+  epochs: 6,
+  sparseLr: 0.1,
+  l2: 1e-6,
+  balance: 1,
+};
+
+const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+
+function settings(argv: readonly string[]): Settings {
+  const num = (name: string, d: number) => (flag(argv, name) === undefined ? d : Number(flag(argv, name)));
+  return {
+    bits: num("bits", SHIPPED.bits),
+    features: {
+      ...SHIPPED.features,
+      bigrams: num("bigrams", SHIPPED.features.bigrams ? 1 : 0) === 1,
+      charGrams: num("chargrams", SHIPPED.features.charGrams ? 1 : 0) === 1,
+    },
+    epochs: num("epochs", SHIPPED.epochs),
+    sparseLr: num("lr", SHIPPED.sparseLr),
+    l2: num("l2", SHIPPED.l2),
+    balance: num("balance", SHIPPED.balance),
+  };
+}
+
+/**
+ * A model trained on `rows` and calibrated across their corpora: each corpus's rows scored by a
+ * model trained on the others' rows, pooled, and the calibration fitted on those logits.
+ */
+function fitCalibrated(store: Store, examples: readonly Example[], rows: readonly number[], s: Settings): LinearModel {
+  const corpora = [...new Set(rows.map((r) => (examples[r] as Example).corpus))];
+  const pooledRows: number[] = [];
+  const pooled: number[] = [];
+  for (const c of corpora) {
+    const mine = rows.filter((r) => (examples[r] as Example).corpus === c);
+    const others = rows.filter((r) => (examples[r] as Example).corpus !== c);
+    const inner = quantise(train(store, examples, others, s));
+    for (const z of rawLogits(inner, store, mine)) pooled.push(z);
+    for (const r of mine) pooledRows.push(r);
+  }
+  const weights = rowWeights(examples, pooledRows, s.balance);
+  const labels = pooledRows.map((r) => (examples[r] as Example).label);
+  const cal = fitCalibration(Float64Array.from(pooled), labels, weights);
+  const model = quantise(train(store, examples, rows, s));
+  return { ...model, gain: cal.gain, bias: cal.bias };
+}
+
+const rowsOf = (examples: readonly Example[], keep: (e: Example) => boolean): number[] =>
+  examples.flatMap((e, i) => (keep(e) ? [i] : []));
+
+function main(argv: readonly string[]) {
+  const s = settings(argv);
+  const corpora = loadCorpora();
+  const examples = CORPORA.flatMap((c) => corpora[c]);
+  const texts = examples.map((e) => e.text);
+  const keys = texts.map(dedupKey);
+  let t0 = performance.now();
+  const store = featureStore(texts, s.features);
+  console.log(`features of ${examples.length} texts: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const vader = vaderProbabilities(texts);
+  const pick = (p: Float64Array, rows: readonly number[]) => {
+    const out = new Float64Array(rows.length * 3);
+    for (const [k, r] of rows.entries()) out.set(p.subarray(r * 3, r * 3 + 3), k * 3);
+    return out;
+  };
+
+  const from = flag(argv, "loco-from");
+  const loco: LocoRow[] = [];
+  if (!from && !argv.includes("--no-loco")) {
+    const only = argv
+      .find((a) => a.startsWith("--only="))
+      ?.slice(7)
+      .split(",");
+    for (const held of HELD_OUT.filter((c) => !only || only.includes(c))) {
+      t0 = performance.now();
+      const evalKeys = new Set(examples.flatMap((e, i) => (e.corpus === held ? [keys[i] as string] : [])));
+      const trainRows = rowsOf(examples, (e) => e.corpus !== held).filter((r) => !evalKeys.has(keys[r] as string));
+      const dropped = examples.filter((e) => e.corpus !== held).length - trainRows.length;
+      const model = fitCalibrated(store, examples, trainRows, s);
+      const evalRows = rowsOf(examples, (e) => e.corpus === held);
+      const ex = evalRows.map((r) => examples[r] as Example);
+      const row: LocoRow = {
+        heldOut: held,
+        dropped,
+        model: score(probabilities(model, store, evalRows), ex),
+        vader: score(pick(vader, evalRows), ex),
+        gain: model.gain,
+        bias: model.bias,
+      };
+      loco.push(row);
+      printTable([row]);
+      console.log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s, ${dropped} duplicate training texts dropped)`);
+    }
+  }
+
+  loco.sort((a, b) => HELD_OUT.indexOf(a.heldOut as never) - HELD_OUT.indexOf(b.heldOut as never));
+  const locoOut = flag(argv, "loco-out");
+  if (locoOut) writeFileSync(locoOut, JSON.stringify(loco));
+  if (argv.includes("--loco-only")) return;
+  const testKeys = new Set(examples.flatMap((e, i) => (e.split === "test" ? [keys[i] as string] : [])));
+  const trainRows = rowsOf(examples, (e) => e.split !== "test").filter((r) => !testKeys.has(keys[r] as string));
+  const model = fitCalibrated(store, examples, trainRows, s);
+  const test = Object.fromEntries(
+    CORPORA.map((c) => {
+      const rows = rowsOf(examples, (e) => e.corpus === c && e.split === "test");
+      const ex = rows.map((r) => examples[r] as Example);
+      return [c, { model: score(probabilities(model, store, rows), ex), vader: score(pick(vader, rows), ex) }];
+    }),
+  ) as Report["test"];
+  console.log("shipped model, test splits:");
+  printTable(CORPORA.map((c) => ({ heldOut: c, dropped: 0, ...test[c], gain: model.gain, bias: model.bias })));
+
+  const emotions = argv.includes("--no-emotions") ? undefined : trainEmotions(sentimentDir());
+  // Folds run by other processes, read once this one's work is done.
+  if (from) {
+    for (const f of from.split(",")) loco.push(...(JSON.parse(readFileSync(f, "utf8")) as LocoRow[]));
+    loco.sort((a, b) => HELD_OUT.indexOf(a.heldOut as never) - HELD_OUT.indexOf(b.heldOut as never));
+  }
+  const bin = encodeModel(model);
+  const report: Report = {
+    model: { name: MODEL_NAME, version: MODEL_VERSION, bits: s.bits, bytes: bin.length, settings: s },
+    data: Object.fromEntries(
+      CORPORA.map((c) => {
+        const n = (split: string) => corpora[c].filter((e) => e.split === split).length;
+        return [c, { train: n("train") + n("dev"), test: n("test") }];
+      }),
+    ) as Report["data"],
+    droppedDuplicates: examples.filter((e) => e.split !== "test").length - trainRows.length,
+    loco,
+    test,
+    ...(emotions ? { emotions: emotions.report } : {}),
+  };
+  if (argv.includes("--no-write")) return;
+  const out = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
+  writeFileSync(out("src/adapters/classifier/model/sentiment.bin"), bin);
+  if (emotions) writeFileSync(out("src/adapters/classifier/model/emotions.bin"), emotions.bytes);
+  writeFileSync(out("src/adapters/classifier/model/metrics.json"), `${JSON.stringify(report, round, 1)}\n`);
+  writeCard(out("docs/model-card.md"), report);
+}
+
+/** Numbers in metrics.json to 5 decimals. */
+const round = (_: string, v: unknown) => (typeof v === "number" && !Number.isInteger(v) ? Number(v.toFixed(5)) : v);
+
+export type { Corpus };
+
+main(process.argv.slice(2));

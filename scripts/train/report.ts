@@ -1,0 +1,140 @@
+/**
+ * The trainer's figures as metrics.json stores them and as the model card shows them (the tables
+ * between the card's metrics markers), and the goals of each held-out set.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import type { Corpus } from "./data.js";
+import type { Settings } from "./fit.js";
+import type { Interval, Metrics } from "./metrics.js";
+
+export interface LocoRow {
+  heldOut: Corpus;
+  /** Training texts dropped as duplicates of a held-out text. */
+  dropped: number;
+  model: Metrics;
+  vader: Metrics;
+  gain: number[];
+  bias: number[];
+}
+
+export interface EmotionReport {
+  labels: string[];
+  thresholds: number[];
+  /** Per emotion on GoEmotions test: F1 at its threshold, and how many test texts carry it. */
+  f1: number[];
+  support: number[];
+  macroF1: number;
+  bits: number;
+  bytes: number;
+}
+
+export interface Report {
+  model: { name: string; version: string; bits: number; bytes: number; settings: Settings };
+  data: Record<Corpus, { train: number; test: number }>;
+  droppedDuplicates: number;
+  loco: LocoRow[];
+  test: Record<Corpus, { model: Metrics; vader: Metrics }>;
+  emotions?: EmotionReport;
+}
+
+export const METRICS_START = "<!-- metrics:start (written by npm run train:classifier) -->";
+export const METRICS_END = "<!-- metrics:end -->";
+
+export const CORPUS_NAMES: Record<Corpus, string> = {
+  tweets: "VADER tweets",
+  amazon: "VADER Amazon snippets",
+  goemotions: "GoEmotions (Reddit)",
+  fintweets: "Finance tweets",
+  newsmtsc: "NewsMTSC (political news)",
+  xed: "XED (film dialogue)",
+};
+
+const pct = (x: number) => (100 * x).toFixed(1);
+const ci = (i: Interval) => `${pct(i.value)} (${pct(i.lo)}–${pct(i.hi)})`;
+const num = (i: Interval) => `${i.value.toFixed(3)} (${i.lo.toFixed(3)}–${i.hi.toFixed(3)})`;
+
+/** Which goals a row meets: binary ≥ VADER + 5, 3-class ≥ VADER − 2, log-loss < ln 3, ECE ≤ 0.10. */
+export function goals(row: Pick<LocoRow, "model" | "vader">) {
+  const m = row.model;
+  const v = row.vader;
+  return {
+    binary: m.binaryAccuracy.value >= v.binaryAccuracy.value + 0.05,
+    threeClass: m.accuracy.value >= v.accuracy.value - 0.02,
+    logLoss: m.logLoss.value < Math.log(3),
+    ece: m.ece.value <= 0.1,
+  };
+}
+
+/** The console's table. */
+export function printTable(rows: readonly Pick<LocoRow, "heldOut" | "model" | "vader">[]) {
+  for (const r of rows) {
+    const g = goals(r);
+    console.log(
+      `${r.heldOut.padEnd(11)} n=${String(r.model.n).padStart(5)}  3-class ${pct(r.model.accuracy.value)} vs ${pct(
+        r.vader.accuracy.value,
+      )}  binary ${pct(r.model.binaryAccuracy.value)} vs ${pct(r.vader.binaryAccuracy.value)}${g.binary ? " +5✓" : ""}  ` +
+        `log-loss ${r.model.logLoss.value.toFixed(3)} vs ${r.vader.logLoss.value.toFixed(3)}  ECE ${r.model.ece.value.toFixed(
+          3,
+        )} vs ${r.vader.ece.value.toFixed(3)}`,
+    );
+  }
+}
+
+const tableHead = [
+  "| set | n | model 3-class | VADER 3-class | model binary | VADER binary | model log-loss | VADER log-loss | model ECE | VADER ECE |",
+  "| --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- |",
+];
+
+function tableRow(name: string, m: Metrics, v: Metrics): string {
+  return `| ${name} | ${m.n} | ${ci(m.accuracy)} | ${ci(v.accuracy)} | ${ci(m.binaryAccuracy)} | ${ci(
+    v.binaryAccuracy,
+  )} | ${num(m.logLoss)} | ${num(v.logLoss)} | ${num(m.ece)} | ${num(v.ece)} |`;
+}
+
+/** The card's metrics section: the leave-one-out table, the shipped model's test splits, emotions. */
+export function cardMetrics(report: Report): string {
+  const lines: string[] = [];
+  lines.push("Left one corpus out (the model never saw the set's domain; accuracy in %, 95 % intervals):", "");
+  lines.push(...tableHead);
+  for (const r of report.loco) lines.push(tableRow(CORPUS_NAMES[r.heldOut], r.model, r.vader));
+  lines.push(
+    "",
+    "Goals met left one corpus out (binary ≥ VADER + 5, 3-class ≥ VADER − 2, log-loss < ln 3, ECE ≤ 0.10):",
+    "",
+  );
+  for (const r of report.loco) {
+    const g = goals(r);
+    const mark = (ok: boolean) => (ok ? "yes" : "**no**");
+    lines.push(
+      `- ${CORPUS_NAMES[r.heldOut]}: binary +5 ${mark(g.binary)}, 3-class ≥ −2 ${mark(g.threeClass)}, log-loss ${mark(
+        g.logLoss,
+      )}, ECE ${mark(g.ece)}`,
+    );
+  }
+  lines.push(
+    "",
+    "The shipped model on each corpus's test split (the CI check's slice; VADER's two sets are in-sample for VADER):",
+    "",
+  );
+  lines.push(...tableHead);
+  for (const [c, t] of Object.entries(report.test)) lines.push(tableRow(CORPUS_NAMES[c as Corpus], t.model, t.vader));
+  const e = report.emotions;
+  if (e) {
+    lines.push("", `Emotions on GoEmotions test: macro-F1 ${e.macroF1.toFixed(3)} over the 27 emotions.`, "");
+    lines.push("| emotion | threshold | F1 | test texts |", "| --- | ---: | ---: | ---: |");
+    for (const [i, l] of e.labels.entries())
+      lines.push(
+        `| ${l} | ${(e.thresholds[i] as number).toFixed(2)} | ${(e.f1[i] as number).toFixed(3)} | ${e.support[i]} |`,
+      );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Rewrites the part of the card between its metrics markers. */
+export function writeCard(path: string, report: Report) {
+  const card = readFileSync(path, "utf8");
+  const start = card.indexOf(METRICS_START);
+  const end = card.indexOf(METRICS_END);
+  if (start < 0 || end < start) throw new Error(`${path} has no metrics markers`);
+  writeFileSync(path, `${card.slice(0, start + METRICS_START.length)}\n${cardMetrics(report)}${card.slice(end)}`);
+}
