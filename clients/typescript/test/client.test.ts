@@ -88,6 +88,14 @@ describe("every operation of the served document, through the typed client", () 
     expect(usage.data.name).toBe("client-test");
     const classify = await client.post("/v1/vibe/classify", { body: { texts: ["What a lovely day!"] } });
     expect(classify.data.results[0]?.label).toBe("positive");
+    const extras = await client.post("/v1/vibe/classify", {
+      params: { query: { include: "emotions,sentences" } },
+      body: ["Thank you so much! The room was filthy."],
+    });
+    const first = extras.data.results[0];
+    expect(first?.sentences?.map((x) => x.offset)).toEqual([0, 19]);
+    expect(first?.emotions?.map((e) => e.label)).toContain("gratitude");
+    expect(typeof first?.mixed).toBe("boolean");
     const contact = await anonymous.post("/v1/mail/contact", {
       body: { name: "Ada", email: "ada@example.com", message: "Hello there, a question about VAT." },
     });

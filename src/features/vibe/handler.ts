@@ -14,7 +14,8 @@ import {
   IDEMPOTENCY_KEY_INVALID,
   idempotencyRefusalError,
 } from "../shared/idempotency-answers.js";
-import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody } from "./schema.js";
+import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody, type Include, parseInclude } from "./schema.js";
+import { classifySentences, isMixed } from "./sentences.js";
 
 /** What classification uses of the app's dependencies. */
 export type VibeDeps = Pick<AppDeps, "classifier" | "config" | "idempotency" | "keys" | "logger">;
@@ -54,14 +55,16 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const token = bearerToken(c.req.header("authorization"));
 
   const check = await readBody(c, deps.config.BODY_LIMIT_BYTES);
-  const bodyError = invalidBody(check);
+  const includeCheck = includeOf(c, deps);
+  const bodyError = invalidBody(check) ?? (includeCheck instanceof ApiError ? includeCheck : null);
+  const include = includeCheck instanceof ApiError ? new Set<Include>() : includeCheck;
   const idemKey = c.req.header("idempotency-key");
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
   // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
   const verify = (cost: number) => verifyKey(c, deps.keys, token, { permission: deps.config.KEY_PERMISSION, cost });
 
-  if (texts === null || !idemKeyValid) {
+  if (texts === null || !idemKeyValid || bodyError) {
     await verify(0);
     if (bodyError) throw bodyError;
     throw new ApiError("invalid_body", IDEMPOTENCY_KEY_INVALID);
@@ -69,16 +72,20 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   if (!idemKey) {
     const key = await verify(1);
     // A client gone before its answer is not charged (as with an Idempotency-Key): nobody gets the answer.
-    const outcome = await unlessAborted(classify(deps, texts), c.req.raw.signal).catch(async (err: unknown) => {
-      await refund(deps, key).catch(() => undefined);
-      throw err;
-    });
+    const outcome = await unlessAborted(classify(deps, texts, include), c.req.raw.signal).catch(
+      async (err: unknown) => {
+        await refund(deps, key).catch(() => undefined);
+        throw err;
+      },
+    );
     if (outcome.ok) return c.json(outcome.value, 200);
     await refund(deps, key).catch(() => undefined);
     throw idempotencyRefusalError(outcome.error);
   }
 
-  const spec = { scope: `classify:${sha256Hex(token)}`, key: idemKey, bodyHash: sha256Hex(JSON.stringify(texts)) };
+  // The extras asked for are part of what the key stands for (a retry asking for others is another request).
+  const asked = include.size ? { texts, include: [...include].sort() } : texts;
+  const spec = { scope: `classify:${sha256Hex(token)}`, key: idemKey, bodyHash: sha256Hex(JSON.stringify(asked)) };
   const timing = idempotencyTiming(deps.config);
   const signal = c.req.raw.signal;
   const claim = await claimOrWait(deps.idempotency, spec, timing, signal);
@@ -100,7 +107,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
     spec,
     claim.owner,
     timing,
-    async () => ({ body: await classify(deps, texts) }),
+    async () => ({ body: await classify(deps, texts, include) }),
     {
       signal,
       // A takeover keeps the spent use with the claim (its holder may have spent it): a retry takes over free.
@@ -123,18 +130,48 @@ async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
   await deps.keys.refund(key.keyId, 1, key);
 }
 
-async function classify(deps: VibeDeps, texts: string[]): Promise<ClassifyResponseBody> {
+/** `?include=` (repeatable, comma-separated), or the 400 of an unknown value or of emotions without an emotion model. */
+function includeOf(c: Context<AppEnv>, deps: VibeDeps): Set<Include> | ApiError {
+  const raw = c.req.queries("include");
+  if (!raw) return new Set();
+  const parsed = parseInclude(raw);
+  if (!parsed.ok)
+    return new ApiError(
+      "invalid_body",
+      `Query parameter "include" is invalid: "${parsed.value.slice(0, 40)}" is not one of emotions, sentences.`,
+    );
+  if (parsed.include.has("emotions") && !deps.classifier.emotions)
+    return new ApiError(
+      "invalid_body",
+      `Query parameter "include" is invalid: emotions come from the embedded model, and this server classifies with ${deps.classifier.model.name}.`,
+    );
+  return parsed.include;
+}
+
+/** The request's log line carries the provider's detail as error.cause. */
+const upstreamError = (detail: string) =>
+  new ApiError("upstream_error", "The classification provider failed; retry later.", { cause: detail });
+
+async function classify(deps: VibeDeps, texts: string[], include: ReadonlySet<Include>): Promise<ClassifyResponseBody> {
   const outcome = await deps.classifier.classify(texts);
-  if (!outcome.ok) {
-    // The request's log line carries the detail as error.cause.
-    throw new ApiError("upstream_error", "The classification provider failed; retry later.", {
-      cause: outcome.detail,
-    });
-  }
-  return {
+  if (!outcome.ok) throw upstreamError(outcome.detail);
+  const body: ClassifyResponseBody = {
     model: deps.classifier.model,
     labels: [...LABELS],
     results: outcome.results.map((r, index) => ({ index, ...r })),
     usage: { texts: texts.length },
   };
+  if (include.size === 0) return body;
+  const emotions = include.has("emotions") ? deps.classifier.emotions?.(texts) : undefined;
+  const sentences = include.has("sentences") ? await classifySentences(deps.classifier, texts) : undefined;
+  if (sentences && !sentences.ok) throw upstreamError(sentences.detail);
+  for (const [i, r] of body.results.entries()) {
+    if (emotions) r.emotions = emotions[i] ?? [];
+    if (sentences?.ok) {
+      const s = sentences.sentences[i] ?? [];
+      r.sentences = s;
+      r.mixed = isMixed(s);
+    }
+  }
+  return body;
 }

@@ -7,7 +7,7 @@ import type { AppEnv } from "../../http/types.js";
 import { IDEMPOTENCY_CONTRACT, idempotencyKeyHeader } from "../shared/idempotency-answers.js";
 import { errorResponse } from "../shared/responses.js";
 import { classifyHandler, type VibeDeps } from "./handler.js";
-import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse } from "./schema.js";
+import { CLASSIFY_EXAMPLE, ClassifyRequest, ClassifyResponse, IncludeQuery } from "./schema.js";
 
 const route = createRoute({
   method: "post",
@@ -20,8 +20,10 @@ const route = createRoute({
     "given back if it fails (502) or the client goes away before its answer. Send an `Idempotency-Key` to retry " +
     "safely: the same key and body within 24 h runs once and is charged once, also when sent concurrently; a " +
     "copy gets the first answer with `Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` " +
-    "if the first is still running after a few seconds); the same key with another body is a 409.",
+    "if the first is still running after a few seconds); the same key with another body is a 409. " +
+    "`?include=emotions,sentences` adds each text's emotions and its sentences, each classified, with `mixed`.",
   request: {
+    query: z.object({ include: IncludeQuery }),
     headers: z.object({
       "idempotency-key": idempotencyKeyHeader("1–255 visible ASCII characters; makes a retry safe for 24 h.", "b7e1c2"),
     }),
@@ -32,13 +34,16 @@ const route = createRoute({
       description: "One result per text, in input order.",
       content: { "application/json": { schema: ClassifyResponse, example: CLASSIFY_EXAMPLE } },
     },
-    400: errorResponse("The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters.", {
-      tooMany: {
-        code: "invalid_body",
-        message: "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.",
-        details: { formErrors: [], fieldErrors: { texts: ["send at most 20 texts"] } },
+    400: errorResponse(
+      "The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters, or `include` names something else than emotions and sentences.",
+      {
+        tooMany: {
+          code: "invalid_body",
+          message: "Request body is invalid: send 1 to 20 non-empty strings, each at most 5,000 characters.",
+          details: { formErrors: [], fieldErrors: { texts: ["send at most 20 texts"] } },
+        },
       },
-    }),
+    ),
     502: errorResponse("The classification provider failed.", {
       upstream: { code: "upstream_error", message: "The classification provider failed; retry later." },
     }),

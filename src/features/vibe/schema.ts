@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { LABELS, READ_FLAGS } from "../../ports/classifier.js";
+import { EMOTIONS, LABELS, READ_FLAGS } from "../../ports/classifier.js";
+import { MIXED_CONFIDENCE } from "./sentences.js";
 
 export const MAX_TEXTS = 20;
 export const MAX_TEXT_LENGTH = 5000;
@@ -40,6 +41,49 @@ export function checkClassifyBody(body: unknown): BodyCheck {
 
 const Score = z.number().min(0).max(1);
 
+/** What `?include=` may ask for, comma-separated. */
+export const INCLUDES = ["emotions", "sentences"] as const;
+export type Include = (typeof INCLUDES)[number];
+
+export const IncludeQuery = z
+  .string()
+  .regex(/^(emotions|sentences)(,(emotions|sentences))*$/)
+  .optional()
+  .openapi({
+    description:
+      "Opt-in extras, comma-separated: `emotions` (GoEmotions' 27 emotions above their thresholds, embedded model only) " +
+      "and `sentences` (each sentence classified, and `mixed`). Without it the answer and its cost are unchanged.",
+    example: "emotions,sentences",
+  });
+
+/** `include`'s values (repeats and order ignored), or the first unknown one. */
+export function parseInclude(
+  raw: readonly string[],
+): { ok: true; include: Set<Include> } | { ok: false; value: string } {
+  const include = new Set<Include>();
+  for (const part of raw.flatMap((r) => r.split(","))) {
+    if (!(INCLUDES as readonly string[]).includes(part)) return { ok: false, value: part };
+    include.add(part as Include);
+  }
+  return { ok: true, include };
+}
+
+const Scores = z
+  .object({ positive: Score, neutral: Score, negative: Score })
+  .openapi({ description: "Every label's probability; they sum to 1." });
+
+const EmotionScore = z.object({ label: z.enum(EMOTIONS), score: Score }).openapi("Emotion");
+
+const Sentence = z
+  .object({
+    offset: z.number().int().min(0).openapi({ description: "Start in the text, in UTF-16 code units (`text.slice`)." }),
+    length: z.number().int().min(1).openapi({ description: "Length in UTF-16 code units." }),
+    label: z.enum(LABELS),
+    confidence: Score,
+    scores: Scores,
+  })
+  .openapi("Sentence");
+
 export const ClassifyResponse = z
   .object({
     model: z.object({
@@ -53,13 +97,25 @@ export const ClassifyResponse = z
         index: z.number().int().openapi({ description: "Position of the text in the request." }),
         label: z.enum(LABELS),
         confidence: Score.openapi({ description: "The score of `label`." }),
-        scores: z
-          .object({ positive: Score, neutral: Score, negative: Score })
-          .openapi({ description: "Every label's probability; they sum to 1." }),
+        scores: Scores,
         flags: z.array(z.enum(READ_FLAGS)).max(READ_FLAGS.length).optional().openapi({
           description:
             "Present when the embedded model could not read the text: `no_letters` (no letter at all) or `not_english` (mostly non-ASCII letters, or 5+ words of which fewer than one in ten is a common English word). Its scores are then 0.25 / 0.5 / 0.25, labelled neutral.",
         }),
+        emotions: z.array(EmotionScore).max(EMOTIONS.length).optional().openapi({
+          description:
+            "With `include=emotions`: each of GoEmotions' 27 emotions whose probability reaches its own threshold, best first (often none).",
+        }),
+        sentences: z
+          .array(Sentence)
+          .optional()
+          .openapi({ description: "With `include=sentences`: each sentence of the text, classified on its own." }),
+        mixed: z
+          .boolean()
+          .optional()
+          .openapi({
+            description: `With \`include=sentences\`: true when one sentence is positive and another negative, each with confidence ≥ ${MIXED_CONFIDENCE}.`,
+          }),
       }),
     ),
     usage: z.object({ texts: z.number().int() }),
@@ -70,26 +126,26 @@ export type ClassifyResponseBody = z.infer<typeof ClassifyResponse>;
 
 /** What the embedded model answers for the request example (real output, not made up). */
 export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
-  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "1.2.0" },
+  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "2.0.0" },
   labels: ["positive", "neutral", "negative"],
   results: [
     {
       index: 0,
       label: "positive",
-      confidence: 0.9933438109137054,
-      scores: { positive: 0.9933438109137054, neutral: 0.00502124737434943, negative: 0.0016349417119452092 },
+      confidence: 0.9744516763835412,
+      scores: { positive: 0.9744516763835412, neutral: 0.0239738321886178, negative: 0.001574491427840997 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.5583204479079132,
-      scores: { positive: 0.2322683117965824, neutral: 0.5583204479079132, negative: 0.20941124029550431 },
+      confidence: 0.5256719593432215,
+      scores: { positive: 0.19996625974082743, neutral: 0.5256719593432215, negative: 0.2743617809159512 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.8520016122931902,
-      scores: { positive: 0.0698462806710062, neutral: 0.07815210703580365, negative: 0.8520016122931902 },
+      confidence: 0.7107441976045062,
+      scores: { positive: 0.11776443173341457, neutral: 0.17149137066207923, negative: 0.7107441976045062 },
     },
   ],
   usage: { texts: 3 },
