@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL_VERSION } from "../../src/adapters/classifier/model-file.js";
 import { isMixed, MIXED_CONFIDENCE, splitSentences } from "../../src/features/vibe/sentences.js";
 import { EMOTIONS } from "../../src/ports/classifier.js";
-import { bearer, embeddedHarness, type Harness, PERMISSION } from "./harness.js";
+import { bearer, embeddedHarness, type Harness, PERMISSION } from "../helpers/key-stores.js";
 
 type Scores = { positive: number; neutral: number; negative: number };
 interface Sentence {
