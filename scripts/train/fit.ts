@@ -29,6 +29,8 @@ export interface Settings {
   l2: number;
   /** Corpus weight ∝ size^−balance: 0 = every text alike, 1 = every corpus alike. */
   balance: number;
+  /** Share of the calibration fit given to texts scored in-domain (the rest: across corpora). */
+  calMix: number;
 }
 
 /** Sparse and dense features of every text, hashed into 2^MAX_BITS buckets (masked down when trained). */

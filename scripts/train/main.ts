@@ -18,7 +18,7 @@
  * (those folds only), --loco-only (no shipped model), --loco-out=FILE (write the folds' rows),
  * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
  * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
- * --chargrams=0|1 (defaults: SHIPPED below).
+ * --chargrams=0|1 --calmix=W (defaults: SHIPPED below).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -50,6 +50,7 @@ export const SHIPPED: Settings = {
   sparseLr: 0.1,
   l2: 1e-6,
   balance: 1,
+  calMix: 0,
 };
 
 const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -67,12 +68,15 @@ function settings(argv: readonly string[]): Settings {
     sparseLr: num("lr", SHIPPED.sparseLr),
     l2: num("l2", SHIPPED.l2),
     balance: num("balance", SHIPPED.balance),
+    calMix: num("calmix", SHIPPED.calMix),
   };
 }
 
 /**
  * A model trained on `rows` and calibrated across their corpora: each corpus's rows scored by a
- * model trained on the others' rows, pooled, and the calibration fitted on those logits.
+ * model trained on the others' rows, pooled, and the calibration fitted on those logits. With
+ * `calMix` > 0 the rows scored in-domain (two halves, each by a model trained on the other) join
+ * the fit with that share of the weight.
  */
 function fitCalibrated(store: Store, examples: readonly Example[], rows: readonly number[], s: Settings): LinearModel {
   const corpora = [...new Set(rows.map((r) => (examples[r] as Example).corpus))];
@@ -85,7 +89,19 @@ function fitCalibrated(store: Store, examples: readonly Example[], rows: readonl
     for (const z of rawLogits(inner, store, mine)) pooled.push(z);
     for (const r of mine) pooledRows.push(r);
   }
-  const weights = rowWeights(examples, pooledRows, s.balance);
+  let weights = rowWeights(examples, pooledRows, s.balance);
+  if (s.calMix > 0) {
+    const halves = [rows.filter((_, i) => i % 2 === 0), rows.filter((_, i) => i % 2 === 1)] as const;
+    const seen: number[] = [];
+    for (const [k, half] of halves.entries()) {
+      const inner = quantise(train(store, examples, halves[1 - k] as number[], s));
+      for (const z of rawLogits(inner, store, half)) pooled.push(z);
+      for (const r of half) seen.push(r);
+    }
+    const w = rowWeights(examples, seen, s.balance);
+    weights = Float64Array.from([...weights.map((x) => x * (1 - s.calMix)), ...w.map((x) => x * s.calMix)]);
+    for (const r of seen) pooledRows.push(r);
+  }
   const labels = pooledRows.map((r) => (examples[r] as Example).label);
   const cal = fitCalibration(Float64Array.from(pooled), labels, weights);
   const model = quantise(train(store, examples, rows, s));

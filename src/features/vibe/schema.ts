@@ -45,8 +45,12 @@ const Score = z.number().min(0).max(1);
 export const INCLUDES = ["emotions", "sentences"] as const;
 export type Include = (typeof INCLUDES)[number];
 
+/** Room for both, and a repeat. */
+const INCLUDE_MAX_LENGTH = 40;
+
 export const IncludeQuery = z
   .string()
+  .max(INCLUDE_MAX_LENGTH)
   .regex(/^(emotions|sentences)(,(emotions|sentences))*$/)
   .optional()
   .openapi({
@@ -61,6 +65,8 @@ export function parseInclude(
   raw: readonly string[],
 ): { ok: true; include: Set<Include> } | { ok: false; value: string } {
   const include = new Set<Include>();
+  const long = raw.find((r) => r.length > INCLUDE_MAX_LENGTH);
+  if (long !== undefined) return { ok: false, value: long };
   for (const part of raw.flatMap((r) => r.split(","))) {
     if (!(INCLUDES as readonly string[]).includes(part)) return { ok: false, value: part };
     include.add(part as Include);
