@@ -436,6 +436,9 @@ class ClassifyResponseResultsItem(TypedDict):
     confidence: float
     scores: "ClassifyResponseResultsItemScores"
     flags: NotRequired[list[Literal["no_letters", "not_english"]]]
+    emotions: NotRequired[list["Emotion"]]
+    sentences: NotRequired[list["Sentence"]]
+    mixed: NotRequired[bool]
 
 
 class ClassifyResponseUsage(TypedDict):
@@ -447,6 +450,29 @@ class ClassifyResponse(TypedDict):
     labels: list[Literal["positive", "neutral", "negative"]]
     results: list["ClassifyResponseResultsItem"]
     usage: "ClassifyResponseUsage"
+
+
+EmotionLabel = Literal["admiration", "amusement", "anger", "annoyance", "approval", "caring", "confusion", "curiosity", "desire", "disappointment", "disapproval", "disgust", "embarrassment", "excitement", "fear", "gratitude", "grief", "joy", "love", "nervousness", "optimism", "pride", "realization", "relief", "remorse", "sadness", "surprise"]
+
+
+class Emotion(TypedDict):
+    label: EmotionLabel
+    score: float
+
+
+class SentenceScores(TypedDict):
+    "Every label's probability; they sum to 1."
+    positive: float
+    neutral: float
+    negative: float
+
+
+class Sentence(TypedDict):
+    offset: int
+    length: int
+    label: Literal["positive", "neutral", "negative"]
+    confidence: float
+    scores: "SentenceScores"
 
 
 class ClassifyRequestOption2(TypedDict):
@@ -544,9 +570,9 @@ class Operations:
         """POST /v1/mail/contact: Send a message to the contact desk"""
         return self._call("POST", "/v1/mail/contact", query={}, headers={"idempotency-key": idempotency_key}, body=body, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
 
-    def post_vibe_classify(self, body: "ClassifyRequest", *, idempotency_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["ClassifyResponse"]:
+    def post_vibe_classify(self, body: "ClassifyRequest", *, include: Optional[str] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["ClassifyResponse"]:
         """POST /v1/vibe/classify: Classify the sentiment of texts (API key required)"""
-        return self._call("POST", "/v1/vibe/classify", query={}, headers={"idempotency-key": idempotency_key}, body=body, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
+        return self._call("POST", "/v1/vibe/classify", query={"include": include}, headers={"idempotency-key": idempotency_key}, body=body, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
 
     def get_usage(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["Usage"]:
         """GET /v1/usage: Your key's plan, limits, remaining uses and recent calls (free)"""

@@ -172,7 +172,7 @@ export interface paths {
         put?: never;
         /**
          * Classify the sentiment of texts (API key required)
-         * @description Labels each text `positive`, `neutral` or `negative` with calibrated scores summing to 1, in input order. The key is verified on every call, before the body is looked at; a call that runs spends one use of the key, given back if it fails (502) or the client goes away before its answer. Send an `Idempotency-Key` to retry safely: the same key and body within 24 h runs once and is charged once, also when sent concurrently; a copy gets the first answer with `Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` if the first is still running after a few seconds); the same key with another body is a 409.
+         * @description Labels each text `positive`, `neutral` or `negative` with calibrated scores summing to 1, in input order. The key is verified on every call, before the body is looked at; a call that runs spends one use of the key, given back if it fails (502) or the client goes away before its answer. Send an `Idempotency-Key` to retry safely: the same key and body within 24 h runs once and is charged once, also when sent concurrently; a copy gets the first answer with `Idempotent-Replayed: true` and spends no use (or a 409 with `Retry-After` if the first is still running after a few seconds); the same key with another body is a 409. `?include=emotions,sentences` adds each text's emotions and its sentences, each classified, with `mixed`.
          */
         post: operations["postVibeClassify"];
         delete?: never;
@@ -950,10 +950,42 @@ export interface components {
                 };
                 /** @description Present when the embedded model could not read the text: `no_letters` (no letter at all) or `not_english` (mostly non-ASCII letters, or 5+ words of which fewer than one in ten is a common English word). Its scores are then 0.25 / 0.5 / 0.25, labelled neutral. */
                 flags?: ("no_letters" | "not_english")[];
+                /** @description With `include=emotions`: each of GoEmotions' 27 emotions whose probability reaches its own threshold, best first (often none). */
+                emotions?: components["schemas"]["Emotion"][];
+                /** @description With `include=sentences`: each sentence of the text, classified on its own. */
+                sentences?: components["schemas"]["Sentence"][];
+                /** @description With `include=sentences`: true when one sentence is positive and another negative, each with confidence ≥ 0.7. */
+                mixed?: boolean;
             }[];
             usage: {
                 /** Format: int64 */
                 texts: number;
+            };
+        };
+        Emotion: {
+            /** @enum {string} */
+            label: "admiration" | "amusement" | "anger" | "annoyance" | "approval" | "caring" | "confusion" | "curiosity" | "desire" | "disappointment" | "disapproval" | "disgust" | "embarrassment" | "excitement" | "fear" | "gratitude" | "grief" | "joy" | "love" | "nervousness" | "optimism" | "pride" | "realization" | "relief" | "remorse" | "sadness" | "surprise";
+            score: number;
+        };
+        Sentence: {
+            /**
+             * Format: int64
+             * @description Start in the text, in UTF-16 code units (`text.slice`).
+             */
+            offset: number;
+            /**
+             * Format: int64
+             * @description Length in UTF-16 code units.
+             */
+            length: number;
+            /** @enum {string} */
+            label: "positive" | "neutral" | "negative";
+            confidence: number;
+            /** @description Every label's probability; they sum to 1. */
+            scores: {
+                positive: number;
+                neutral: number;
+                negative: number;
             };
         };
         /**
@@ -3115,7 +3147,10 @@ export interface operations {
     };
     postVibeClassify: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opt-in extras, comma-separated: `emotions` (GoEmotions' 27 emotions above their thresholds, embedded model only) and `sentences` (each sentence classified, and `mixed`). Without it the answer and its cost are unchanged. */
+                include?: string;
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; makes a retry safe for 24 h. */
                 "idempotency-key"?: string;
@@ -3149,7 +3184,7 @@ export interface operations {
                      *       "model": {
                      *         "provider": "embedded",
                      *         "name": "almanac-sentiment-lr",
-                     *         "version": "1.2.0"
+                     *         "version": "2.0.0"
                      *       },
                      *       "labels": [
                      *         "positive",
@@ -3160,31 +3195,31 @@ export interface operations {
                      *         {
                      *           "index": 0,
                      *           "label": "positive",
-                     *           "confidence": 0.9933438109137054,
+                     *           "confidence": 0.9744516763835412,
                      *           "scores": {
-                     *             "positive": 0.9933438109137054,
-                     *             "neutral": 0.00502124737434943,
-                     *             "negative": 0.0016349417119452092
+                     *             "positive": 0.9744516763835412,
+                     *             "neutral": 0.0239738321886178,
+                     *             "negative": 0.001574491427840997
                      *           }
                      *         },
                      *         {
                      *           "index": 1,
                      *           "label": "neutral",
-                     *           "confidence": 0.5583204479079132,
+                     *           "confidence": 0.5256719593432215,
                      *           "scores": {
-                     *             "positive": 0.2322683117965824,
-                     *             "neutral": 0.5583204479079132,
-                     *             "negative": 0.20941124029550431
+                     *             "positive": 0.19996625974082743,
+                     *             "neutral": 0.5256719593432215,
+                     *             "negative": 0.2743617809159512
                      *           }
                      *         },
                      *         {
                      *           "index": 2,
                      *           "label": "negative",
-                     *           "confidence": 0.8520016122931902,
+                     *           "confidence": 0.7107441976045062,
                      *           "scores": {
-                     *             "positive": 0.0698462806710062,
-                     *             "neutral": 0.07815210703580365,
-                     *             "negative": 0.8520016122931902
+                     *             "positive": 0.11776443173341457,
+                     *             "neutral": 0.17149137066207923,
+                     *             "negative": 0.7107441976045062
                      *           }
                      *         }
                      *       ],
@@ -3196,7 +3231,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifyResponse"];
                 };
             };
-            /** @description The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters. Also: The JSON body holds U+0000. */
+            /** @description The body is not JSON, or not 1–20 non-empty strings of at most 5,000 characters, or `include` names something else than emotions and sentences. Also: The JSON body holds U+0000. */
             400: {
                 headers: {
                     /** @description The key's rate limit (`key`), or its account's (`account`) when that one binds first: `"account";q=10;w=60` is 10 calls per 60 s. Sent when the key or its account has a rate limit. */
