@@ -1,6 +1,7 @@
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
-import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
+import { type ServerProcess, spawnCli, spawnServer, stop } from "../helpers/process.js";
 import {
   type Answer,
   call,
@@ -112,3 +113,26 @@ describe.skipIf(!REDIS_URL)(
     );
   },
 );
+
+describe("WEB_CONCURRENCY=2 that cannot start", () => {
+  it("WEB_CONCURRENCY=2 on a port in use: says so and exits 1 (no worker left hanging, none forked again)", {
+    timeout: 90_000,
+  }, async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await new Promise((r) => taken.once("listening", r));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      const run = await spawnCli(["serve"], {
+        DATA_DIR: tempDir(),
+        HOST: "127.0.0.1",
+        PORT: port,
+        WEB_CONCURRENCY: "2",
+        LOG_LEVEL: "silent",
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`almanac: bind EADDRINUSE 127.0.0.1:${port}`);
+    } finally {
+      taken.close();
+    }
+  });
+});
