@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, Optional, TypedDict, Union
+from typing import Any, Literal, NotRequired, Optional, TypedDict, Union, overload
 
 from ._answer import Answer, NotModified
 
@@ -538,21 +538,51 @@ class Operations:
               body: Any = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Any:
         raise NotImplementedError
 
+    @overload
+    def get_moon(self, *, date: Optional[str] = None, lat: Optional[float] = None, lon: Optional[float] = None, tz: Optional[GetMoonTz] = None, phases: Optional[int] = None, if_none_match: None = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["Moon"]: ...
+
+    @overload
+    def get_moon(self, *, date: Optional[str] = None, lat: Optional[float] = None, lon: Optional[float] = None, tz: Optional[GetMoonTz] = None, phases: Optional[int] = None, if_none_match: str, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Moon"], NotModified]: ...
+
     def get_moon(self, *, date: Optional[str] = None, lat: Optional[float] = None, lon: Optional[float] = None, tz: Optional[GetMoonTz] = None, phases: Optional[int] = None, if_none_match: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Moon"], NotModified]:
         """GET /v1/moon: Moon phase, illumination, principal phases and (with lat/lon) rise, set and transit"""
         return self._call("GET", "/v1/moon", query={"date": date, "lat": lat, "lon": lon, "tz": tz, "phases": phases}, headers={"If-None-Match": if_none_match}, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
+
+    @overload
+    def get_sun(self, *, lat: float, lon: float, date: Optional[str] = None, tz: Optional[GetMoonTz] = None, if_none_match: None = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["Sun"]: ...
+
+    @overload
+    def get_sun(self, *, lat: float, lon: float, date: Optional[str] = None, tz: Optional[GetMoonTz] = None, if_none_match: str, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Sun"], NotModified]: ...
 
     def get_sun(self, *, lat: float, lon: float, date: Optional[str] = None, tz: Optional[GetMoonTz] = None, if_none_match: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Sun"], NotModified]:
         """GET /v1/sun: Sunrise, sunset, solar noon, twilights and day length"""
         return self._call("GET", "/v1/sun", query={"date": date, "lat": lat, "lon": lon, "tz": tz}, headers={"If-None-Match": if_none_match}, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
 
+    @overload
+    def get_holidays(self, *, country: str, region: Optional[str] = None, year: Optional[int] = None, types: Optional[Union[list[Literal["public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: None = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["Holidays"]: ...
+
+    @overload
+    def get_holidays(self, *, country: str, region: Optional[str] = None, year: Optional[int] = None, types: Optional[Union[list[Literal["public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: str, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Holidays"], NotModified]: ...
+
     def get_holidays(self, *, country: str, region: Optional[str] = None, year: Optional[int] = None, types: Optional[Union[list[Literal["public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["Holidays"], NotModified]:
         """GET /v1/holidays: Public holidays of a country (and region) in a year"""
         return self._call("GET", "/v1/holidays", query={"country": country, "region": region, "year": year, "types": types}, headers={"If-None-Match": if_none_match}, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
 
+    @overload
+    def get_holidays_working_days(self, *, country: str, region: Optional[str] = None, date: Optional[str] = None, add: Optional[int] = None, count: Optional[Union[list[Literal["day_off", "public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: None = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["WorkingDays"]: ...
+
+    @overload
+    def get_holidays_working_days(self, *, country: str, region: Optional[str] = None, date: Optional[str] = None, add: Optional[int] = None, count: Optional[Union[list[Literal["day_off", "public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: str, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["WorkingDays"], NotModified]: ...
+
     def get_holidays_working_days(self, *, country: str, region: Optional[str] = None, date: Optional[str] = None, add: Optional[int] = None, count: Optional[Union[list[Literal["day_off", "public", "bank", "optional", "school", "observance"]], str]] = None, if_none_match: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["WorkingDays"], NotModified]:
         """GET /v1/holidays/working-days: Is a date a working day, and what date is N working days later"""
         return self._call("GET", "/v1/holidays/working-days", query={"country": country, "region": region, "date": date, "add": add, "count": count}, headers={"If-None-Match": if_none_match}, timeout=timeout, max_retries=max_retries)  # type: ignore[no-any-return]
+
+    @overload
+    def get_vat(self, *, code: str, date: Optional[str] = None, if_none_match: None = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Answer["VatAnswer"]: ...
+
+    @overload
+    def get_vat(self, *, code: str, date: Optional[str] = None, if_none_match: str, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["VatAnswer"], NotModified]: ...
 
     def get_vat(self, *, code: str, date: Optional[str] = None, if_none_match: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Union[Answer["VatAnswer"], NotModified]:
         """GET /v1/vat: VAT rates of a country on a date, and an offline (optionally VIES) check of a VAT number"""
