@@ -140,6 +140,33 @@ describe("buying, renewing and cancelling a plan through Stripe", () => {
     expect(renewed).not.toContain("200,000");
   });
 
+  it("an upgrade applies at once; a downgrade when the paid period ends, with the renewal", async () => {
+    const agent = await acct.signIn("changer@example.test");
+    await buy(agent, "pro");
+    await stripe.settled();
+    const sub = [...stripe.subscriptions.values()].at(-1);
+    if (!sub) throw new Error("no subscription");
+    sub.price = stripe.prices.scale;
+    const up = await stripe.event("customer.subscription.updated", stripe.subscriptionObject(sub));
+    expect(await up.json()).toMatchObject({ applied: true, plan: "scale" });
+    const upgraded = await accountPage(agent);
+    expect(upgraded.html).toContain('data-testid="plan-name">scale<');
+    expect(text(upgraded.html)).toContain("unlimited uses left");
+
+    sub.price = stripe.prices.pro;
+    const down = await stripe.event("customer.subscription.updated", stripe.subscriptionObject(sub));
+    expect(await down.json()).toMatchObject({ applied: true, plan: "scale" });
+    const pending = await accountPage(agent);
+    expect(pending.html).toContain('data-testid="plan-name">scale<');
+    expect(text(pending.html)).toMatch(/moves to pro on \d{4}-\d{2}-\d{2}/);
+
+    expect((await stripe.renew(sub.id)).status).toBe(200);
+    const renewed = await accountPage(agent);
+    expect(renewed.html).toContain('data-testid="plan-name">pro<');
+    expect(text(renewed.html)).toContain("100,000 uses left");
+    expect(text(renewed.html)).not.toContain("moves to");
+  });
+
   it("a late event older than the one applied changes nothing", async () => {
     const agent = await acct.signIn("late@example.test");
     await buy(agent, "pro");
