@@ -27,7 +27,7 @@ export const DENSE = [
 
 /**
  * VADER's own four scores (its `polarity_scores`, computed exactly by vader-scores.ts), dense
- * features after DENSE in a model that stacks on VADER (1.2.0 on): compound, pos, neg, neu.
+ * features after DENSE in a model that stacks on VADER: compound, pos, neg, neu.
  */
 export const VADER_DENSE = ["vader_compound", "vader_pos", "vader_neg", "vader_neu"] as const;
 
