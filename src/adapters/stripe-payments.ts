@@ -11,6 +11,9 @@ export interface StripeSettings {
 
 /** How long a price read from Stripe is shown before it is read again. */
 const PRICE_TTL_MS = 10 * 60_000;
+/** How long reading a price may take, and how long a failed read is remembered. */
+const PRICE_TIMEOUT_MS = 2000;
+const PRICE_RETRY_MS = 60_000;
 
 /** Payments through the official `stripe` package (Checkout Sessions, Customer Portal, prices). */
 export function createStripePayments(s: StripeSettings, now: () => number = Date.now): Payments {
@@ -55,14 +58,16 @@ export function createStripePayments(s: StripeSettings, now: () => number = Date
     price(id: string) {
       const cached = priceCache.get(id);
       if (cached && now() - cached.at < PRICE_TTL_MS) return cached.price;
-      const price = stripe.prices.retrieve(id).then((p) => ({
+      // Shown on every page with the plans: a slow Stripe costs them at most this, and a failure
+      // (the plans then show no price) is remembered like a price, so pages do not wait on each view.
+      const price = stripe.prices.retrieve(id, {}, { timeout: PRICE_TIMEOUT_MS, maxNetworkRetries: 0 }).then((p) => ({
         amount: p.unit_amount ?? 0,
         currency: p.currency,
         interval: p.recurring?.interval ?? "month",
         intervalCount: p.recurring?.interval_count ?? 1,
       }));
       priceCache.set(id, { at: now(), price });
-      price.catch(() => priceCache.delete(id));
+      price.catch(() => priceCache.set(id, { at: now() - PRICE_TTL_MS + PRICE_RETRY_MS, price }));
       return price;
     },
   };
