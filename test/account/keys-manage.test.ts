@@ -195,3 +195,61 @@ describe("account page: managing keys", () => {
     expect(info?.expiresAt).toMatch(/^\d{4}-/);
   });
 });
+
+describe("account page: key page details", () => {
+  const acct = accountApp(PUBLIC_URL);
+
+  it("a refused edit comes back as the form with what was typed and a plain message", async () => {
+    const agent = await acct.signIn("edit-error@example.test");
+    const id = await createKey(acct, agent, "typo key");
+    const fields = formFields(await (await agent.get(`/account/keys/${id}/edit`)).text());
+    const res = await agent.post(`/account/keys/${id}/update`, { ...fields, name: "typo key 2", remaining: "abc" });
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).toContain('<form method="post" action="/account/keys/');
+    expect(html).toContain("Remaining uses are a whole number, or “unlimited”.");
+    expect(html).not.toContain("`");
+    expect(formFields(html)).toMatchObject({ name: "typo key 2", remaining: "abc" });
+    expect((await acct.t.deps.keys.list(undefined)).find((k) => k.id === id)?.name).toBe("typo key");
+  });
+
+  it("the roll dialog keeps the old key working for a grace period unless told otherwise", async () => {
+    const agent = await acct.signIn("roll-default@example.test");
+    const id = await createKey(acct, agent, "rotated");
+    const fields = formFields(await (await agent.get(`/account/keys/${id}/roll`)).text());
+    expect(fields.grace).toBe("86400");
+  });
+
+  it("after revoking only the new key of a rolled pair, the old key points at nothing revoked and offers no roll", async () => {
+    const agent = await acct.signIn("half-pair@example.test");
+    const old = await createKey(acct, agent, "pair");
+    let { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${old}/roll`, { csrf, grace: "3600" })).status).toBe(303);
+    const fresh = (await acct.t.deps.keys.list(undefined)).find((k) => k.replaces === old)?.id ?? "";
+    ({ csrf } = await accountPage(agent));
+    expect((await agent.post(`/account/keys/${fresh}/revoke`, { csrf, only: "1" })).status).toBe(303);
+    const { html } = await accountPage(agent);
+    expect(html).toContain("its replacement was revoked");
+    expect(html).not.toContain("→");
+    expect(idsOf(html, "roll")).not.toContain(old);
+  });
+
+  it("the two keys of a roll (one name) have link labels told apart by their short key", async () => {
+    const agent = await acct.signIn("twins@example.test");
+    const old = await createKey(acct, agent, "prod server");
+    const { csrf } = await accountPage(agent);
+    expect((await agent.post(`/account/keys/${old}/roll`, { csrf, grace: "3600" })).status).toBe(303);
+    const { html } = await accountPage(agent);
+    const labels = [...html.matchAll(/aria-label="(Revoke key [^"]+)"/g)].map((m) => m[1]);
+    expect(labels).toHaveLength(2);
+    expect(new Set(labels).size).toBe(2);
+    for (const l of labels) expect(l).toMatch(/^Revoke key prod server \(alm_.*….+\)$/);
+  });
+
+  it("every page starts with a skip link to its content", async () => {
+    const agent = await acct.signIn("skip@example.test");
+    const { html } = await accountPage(agent);
+    expect(html).toMatch(/<body><a href="#main" class="skip">Skip to content<\/a>/);
+    expect(html).toContain('<main id="main">');
+  });
+});

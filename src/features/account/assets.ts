@@ -15,6 +15,13 @@ dl.examples dt { font-weight: 600; } dl.examples dd { margin: 0; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header { padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+/* Header links are targets of at least 24 px (WCAG 2.5.8). */
+header nav a { display: inline-block; min-height: 24px; padding: .2rem 0; line-height: 24px; }
+.skip { position: absolute; left: -9999px; top: 0; }
+.skip:focus { left: .5rem; top: .5rem; background: var(--card); padding: .5rem .75rem; border: 1px solid var(--accent); z-index: 10; }
+/* Phones (390 px): a select never overflows its card; a permission name is not broken mid-word. */
+select { max-width: 100%; font: inherit; }
+th[scope="row"] .muted { overflow-wrap: normal; word-break: normal; }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
 p, pre, code, dd { overflow-wrap: anywhere; }
 /* Phones: the keys table becomes one card per key, each cell labelled above its content. */

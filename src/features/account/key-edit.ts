@@ -49,14 +49,14 @@ export function parseKeyEdit(body: Record<string, unknown>, allowed: string[], n
     const v = field(body, "remaining");
     const uses = parseUses(v);
     if (uses === undefined && !CLEAR_WORDS.has(v.trim()))
-      throw new ApiError("invalid_body", "Remaining uses are a whole number, or `unlimited`.");
+      throw new ApiError("invalid_body", "Remaining uses are a whole number, or “unlimited”.");
     patch.remaining = uses ?? null;
   }
   if (has("ratelimit")) {
     const v = field(body, "ratelimit");
     const rl = parseRatelimit(v);
     if (!rl && !CLEAR_WORDS.has(v.trim()))
-      throw new ApiError("invalid_body", "A rate limit is N/SECONDS (100/60: 100 calls a minute), or `none`.");
+      throw new ApiError("invalid_body", "A rate limit is N/SECONDS (100/60: 100 calls a minute), or “none”.");
     patch.ratelimit = rl ?? null;
   }
   if (Object.keys(patch).length === 0)

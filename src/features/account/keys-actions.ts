@@ -96,10 +96,33 @@ export function registerKeyActions(app: OpenAPIHono<AppEnv>, ctx: AccountContext
   app.post("/account/keys/:id/update", async (c) => {
     const { s, body } = await h.guard(c);
     const id = c.req.param("id");
-    const patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], deps.now().getTime());
     // A revoked key has no edit page (404): its form is refused the same way, nothing is written.
     const k = (await deps.keys.accounts.overview(s.user.id)).find((x) => x.id === id);
     if (!k || k.status === "revoked") throw new ApiError("not_found", `No key ${id} on this account.`);
+    // A form that does not parse comes back as the form, with what was typed and why (400).
+    const refused = async (err: ApiError) => {
+      const own = (await deps.keys.list(s.user.id)).find((x) => x.id === id);
+      const typed = {
+        name: field(body, "name"),
+        remaining: field(body, "remaining"),
+        ratelimit: field(body, "ratelimit"),
+      };
+      const page = EditKeyPage({
+        k: { ...k, remaining: own?.remaining ?? null, ratelimit: own?.ratelimit ?? null },
+        csrf: csrfToken(ctx.secret, s.session.id),
+        permission: deps.config.KEY_PERMISSION,
+        error: err.message,
+        typed,
+      });
+      return c.html(page, 400);
+    };
+    let patch: ReturnType<typeof parseKeyEdit>;
+    try {
+      patch = parseKeyEdit(body, [deps.config.KEY_PERMISSION], deps.now().getTime());
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "invalid_body") return refused(err);
+      throw err;
+    }
     const updated = await deps.keys.accounts.update(s.user.id, id, patch);
     if (!updated.ok) {
       if (updated.error.kind === "not_found") throw new ApiError("not_found", `No key ${id} on this account.`);

@@ -21,6 +21,9 @@ export const EXPIRY_CHOICES: { value: string; label: string; days: number | null
   { value: "365d", label: "In a year", days: 365 },
 ];
 
+/** What a roll does with the old key unless told otherwise: a routine rotation keeps the running server working. */
+export const DEFAULT_GRACE = "86400";
+
 export const GRACE_CHOICES: { value: string; label: string; seconds: number }[] = [
   { value: "0", label: "Revoke the old key now (it leaked)", seconds: 0 },
   { value: "3600", label: "Keep the old key working for 1 hour", seconds: 3600 },
@@ -38,7 +41,8 @@ export function livePair(k: KeyOverview, all: KeyOverview[]): KeyOverview | unde
 }
 
 function Status({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
-  const next = k.replacedBy ? all.find((x) => x.id === k.replacedBy) : undefined;
+  const replacement = k.replacedBy ? all.find((x) => x.id === k.replacedBy) : undefined;
+  const next = replacement?.status === "active" ? replacement : undefined;
   const prev = k.replaces ? all.find((x) => x.id === k.replaces && x.status === "active") : undefined;
   return (
     <>
@@ -49,6 +53,7 @@ function Status({ k, all }: { k: KeyOverview; all: KeyOverview[] }) {
           → <code>{shortKey(next)}</code>
         </span>
       )}
+      {replacement && !next && k.status === "active" && <span class="pair"> (its replacement was revoked)</span>}
       {prev && (
         <span class="pair">
           {" "}
@@ -109,17 +114,21 @@ function KeyRow({ k, all, daily }: { k: KeyOverview; all: KeyOverview[]; daily?:
       <td data-label="Actions">
         <div class="actions">
           {k.status === "active" && (
-            <a href={`/account/keys/${id}/edit`} class="button" aria-label={`Edit key ${k.name}`}>
+            <a href={`/account/keys/${id}/edit`} class="button" aria-label={`Edit key ${k.name} (${shortKey(k)})`}>
               Edit…
             </a>
           )}
           {!rollRefusal(k, livePair(k, all)) && (
-            <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name}`}>
+            <a href={`/account/keys/${id}/roll`} class="button" aria-label={`Roll key ${k.name} (${shortKey(k)})`}>
               Roll…
             </a>
           )}
           {k.status === "active" && (
-            <a href={`/account/keys/${id}/revoke`} class="button danger" aria-label={`Revoke key ${k.name}`}>
+            <a
+              href={`/account/keys/${id}/revoke`}
+              class="button danger"
+              aria-label={`Revoke key ${k.name} (${shortKey(k)})`}
+            >
               Revoke…
             </a>
           )}
@@ -270,6 +279,8 @@ export function KeysSection(v: {
 /** Why the key cannot be rolled now, in words (the roll form is not offered then), or undefined. */
 export function rollRefusal(k: KeyOverview, pair: KeyOverview | undefined): string | undefined {
   if (k.status !== "active") return `This key is ${k.status}: only an active key can be rolled.`;
+  if (!pair && k.replacedBy)
+    return "This key was already rolled and its replacement was revoked: it stops working at the end of its grace period. Create a new key instead.";
   if (!pair) return undefined;
   if (k.replacedBy === pair.id)
     return `This key was already rolled: its replacement is ${shortKey(pair)}, and this key stops working at the end of its grace period. Revoke it now if it leaked.`;
@@ -322,7 +333,9 @@ export function ConfirmKeyPage(props: {
               <label for="grace">The old key</label>
               <select id="grace" name="grace">
                 {GRACE_CHOICES.map((g) => (
-                  <option value={g.value}>{g.label}</option>
+                  <option value={g.value} selected={g.value === DEFAULT_GRACE}>
+                    {g.label}
+                  </option>
                 ))}
               </select>
               <div class="form-actions">

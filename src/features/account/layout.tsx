@@ -19,6 +19,9 @@ export function Layout(props: { title: string; children: Child; refresh?: { sec:
           <script src="/account/assets/account.js" defer></script>
         </head>
         <body>
+          <a href="#main" class="skip">
+            Skip to content
+          </a>
           <header>
             <nav aria-label="Almanac">
               <a href="/" class="brand">
