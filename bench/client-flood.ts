@@ -51,15 +51,17 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
       ["one client", () => "192.0.2.2"],
       ["distinct IPv4 clients", v4],
       ["distinct IPv6 /64s", v6],
+      // The same number again, none seen before: the server's memory must stay flat.
+      ["another distinct IPv4 clients", (i) => v4(i + N)],
     ];
     for (const [name, clientOf] of phases) {
       const rss0 = rssMb(pid);
       const cpu0 = cpuMs(pid);
       const statuses = await flood(server.url, clientOf);
       const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / N;
-      const grew = rssMb(pid) - rss0;
+      const rss = rssMb(pid);
       rows.push(
-        `| ${label} | ${name} | ${N.toLocaleString("en")} | ${grew.toFixed(1)} MB | ${cpuUs.toFixed(0)} µs | ${JSON.stringify(statuses)} |`,
+        `| ${label} | ${name} | ${N.toLocaleString("en")} | ${(rss - rss0).toFixed(1)} MB | ${rss.toFixed(0)} MB | ${cpuUs.toFixed(0)} µs | ${JSON.stringify(statuses)} |`,
       );
     }
   } finally {
@@ -74,6 +76,8 @@ const rows = [
   ...(await measure("Redis unreachable (in-process fallback)", { REDIS_URL: "redis://127.0.0.1:1" })),
 ];
 console.log(`Node ${process.version}, TRUST_PROXY=1, ${CONCURRENCY} connections\n`);
-console.log("| limiter | clients | requests | server RSS growth | server CPU per request | statuses |");
-console.log("| --- | --- | ---: | ---: | ---: | --- |");
+console.log(
+  "| limiter | clients | requests | server RSS growth | server RSS after | server CPU per request | statuses |",
+);
+console.log("| --- | --- | ---: | ---: | ---: | ---: | --- |");
 for (const row of rows) console.log(row);
