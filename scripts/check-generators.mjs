@@ -138,7 +138,10 @@ const J = JSON.stringify;
     const n = op.operationId;
     const b = bodyOf(op);
     const query = q(op, "query");
-    const args = b !== undefined ? `${J(b)}, init` : Object.keys(query).length ? `${J(query)}, init` : "init";
+    // orval's order: the body, then the query parameters (when the operation has any), then init.
+    const args = [...(b !== undefined ? [J(b)] : []), ...(Object.keys(query).length ? [J(query)] : []), "init"].join(
+      ", ",
+    );
     src += `  {\n    const r = await ${n}(${args});\n    switch (r.status) {\n`;
     for (const s of numeric(op)) {
       src += `      case ${s}: {\n        const body: ${n}Response${s}["data"] = r.data; void body;\n`;
