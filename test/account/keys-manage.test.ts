@@ -145,8 +145,16 @@ describe("account page: managing keys", () => {
     expect(svg?.[0]).toContain(`to ${today}: 3 in all, at most 3 on ${today}.</title>`);
     const bars = [...(svg?.[0] ?? "").matchAll(/<rect [^>]*height="(\d+)"/g)].map((m) => Number(m[1]));
     expect(bars).toHaveLength(30);
-    expect(bars.at(-1)).toBe(40); // today, the busiest day, full height
+    expect(bars.at(-1)).toBe(60); // today, the busiest day, full height
     expect(bars.slice(0, -1).every((h) => h === 0)).toBe(true);
+    // Under it, its first and last day in words.
+    const day = (iso: string) =>
+      new Date(`${iso}T00:00:00Z`).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+    const first = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+    expect(html).toContain(
+      `<p class="chart-axis muted" aria-hidden="true"><span>${day(first)}</span><span>${day(today)}</span></p>`,
+    );
+    expect(svg?.[0]).toContain('width="240" height="61"');
   });
 
   it("the chart draws refused calls beside allowed ones: a 403 for a missing permission", async () => {
@@ -171,7 +179,7 @@ describe("account page: managing keys", () => {
     expect(svg).toContain(`to ${today}: 2 allowed and 1 refused in all, at most 3 on ${today}.</title>`);
     expect(svg).toContain(`<title>${today}: 2 allowed, 1 refused</title>`);
     const refusedBars = [...svg.matchAll(/<rect class="refused" [^>]*height="(\d+)"/g)].map((m) => Number(m[1]));
-    expect(refusedBars.at(-1)).toBe(13); // a third of the busiest day's 40 px
+    expect(refusedBars.at(-1)).toBe(20); // a third of the busiest day's 60 px
     expect(html).toContain("refused</span>"); // the legend says which is which in words
   });
 

@@ -21,6 +21,8 @@ header nav a { display: inline-block; min-height: 24px; padding: .2rem 0; line-h
 .skip:focus { left: .5rem; top: .5rem; background: var(--card); padding: .5rem .75rem; border: 1px solid var(--accent); z-index: 10; }
 /* Phones (390 px): a select never overflows its card; a permission name is not broken mid-word. */
 select { max-width: 100%; font: inherit; }
+.chart-box { display: inline-block; max-width: 100%; }
+.chart-axis { display: flex; justify-content: space-between; margin: 0; font-size: .8rem; }
 th[scope="row"] .muted { overflow-wrap: normal; word-break: normal; }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
 p, pre, code, dd { overflow-wrap: anywhere; }

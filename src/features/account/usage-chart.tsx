@@ -5,9 +5,13 @@ export interface DailyUsage {
   refused: number[];
 }
 
-const BAR = 4;
-const GAP = 1;
-const HEIGHT = 40;
+const BAR = 6;
+const GAP = 2;
+const HEIGHT = 60;
+
+/** `2026-11-28` → `28 Nov`: the axis's first and last day, in words a reader takes in at a glance. */
+const shortDay = (day: string) =>
+  new Date(`${day}T00:00:00Z`).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
 
 const dayAfter = (from: string, n: number) =>
   new Date(Date.parse(`${from}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
@@ -16,7 +20,8 @@ const dayAfter = (from: string, n: number) =>
  * Calls per day over 30 days as server-rendered SVG (no script): one bar a day, today on the
  * right, scaled to the busiest day; allowed calls from the base line, refused ones stacked above
  * them in the danger colour (class `refused`). Its title says in words what it shows, for screen
- * readers and as a tooltip; each day's own title names its counts. A legend in text follows.
+ * readers and as a tooltip; each day's own title names its counts. Below it, its first and last
+ * day; a legend in text follows.
  */
 export function UsageChart({ usage, id }: { usage: DailyUsage; id: string }) {
   const { from, counts, refused } = usage;
@@ -35,31 +40,39 @@ export function UsageChart({ usage, id }: { usage: DailyUsage; id: string }) {
   const px = (n: number) => (max === 0 ? 0 : Math.max(n > 0 ? 1 : 0, Math.round((n / max) * HEIGHT)));
   return (
     <>
-      <svg
-        class="chart"
-        role="img"
-        aria-labelledby={`chart-${id}`}
-        width={width}
-        height={HEIGHT + 1}
-        viewBox={`0 0 ${width} ${HEIGHT + 1}`}
-      >
-        <title id={`chart-${id}`}>{summary}</title>
-        <line x1="0" y1={HEIGHT + 0.5} x2={width} y2={HEIGHT + 0.5} />
-        {counts.map((n, i) => {
-          const no = refused[i] ?? 0;
-          const h = px(n);
-          const r = px(no);
-          const day = dayAfter(from, i);
-          const label = refusedSum === 0 ? `${day}: ${n}` : `${day}: ${n} allowed, ${no} refused`;
-          return (
-            <g>
-              <title>{label}</title>
-              <rect x={i * (BAR + GAP)} y={HEIGHT - h} width={BAR} height={h} />
-              {refusedSum > 0 && <rect class="refused" x={i * (BAR + GAP)} y={HEIGHT - h - r} width={BAR} height={r} />}
-            </g>
-          );
-        })}
-      </svg>
+      <div class="chart-box">
+        <svg
+          class="chart"
+          role="img"
+          aria-labelledby={`chart-${id}`}
+          width={width}
+          height={HEIGHT + 1}
+          viewBox={`0 0 ${width} ${HEIGHT + 1}`}
+        >
+          <title id={`chart-${id}`}>{summary}</title>
+          <line x1="0" y1={HEIGHT + 0.5} x2={width} y2={HEIGHT + 0.5} />
+          {counts.map((n, i) => {
+            const no = refused[i] ?? 0;
+            const h = px(n);
+            const r = px(no);
+            const day = dayAfter(from, i);
+            const label = refusedSum === 0 ? `${day}: ${n}` : `${day}: ${n} allowed, ${no} refused`;
+            return (
+              <g>
+                <title>{label}</title>
+                <rect x={i * (BAR + GAP)} y={HEIGHT - h} width={BAR} height={h} />
+                {refusedSum > 0 && (
+                  <rect class="refused" x={i * (BAR + GAP)} y={HEIGHT - h - r} width={BAR} height={r} />
+                )}
+              </g>
+            );
+          })}
+        </svg>
+        <p class="chart-axis muted" aria-hidden="true">
+          <span>{shortDay(from)}</span>
+          <span>{shortDay(last)}</span>
+        </p>
+      </div>
       {refusedSum > 0 && (
         <p class="chart-legend muted">
           <span class="swatch allowed" aria-hidden="true" /> allowed <span class="swatch refused" aria-hidden="true" />{" "}
