@@ -197,10 +197,12 @@ class Almanac(Operations):
         on_progress: Optional[Callable[[int, int], None]] = None,
         max_wait: float = 900.0,
         timeout: Optional[float] = None,
+        include: Optional[str] = None,
     ) -> ClassifyResponse:
         """Classifies any number of texts in calls of 20, `concurrency` at a time, within the
         RateLimit the server reports, waiting out 429s and 503s (up to `max_wait` seconds each),
-        one Idempotency-Key per chunk. `on_progress(done, total)` after each chunk. The results
+        one Idempotency-Key per chunk, `include` (e.g. `"emotions,sentences"`) sent with each.
+        `on_progress(done, total)` after each chunk. The results
         come back in input order, each `index` the text's position in `texts`."""
         from concurrent.futures import ThreadPoolExecutor
 
@@ -214,7 +216,7 @@ class Almanac(Operations):
             while True:
                 budget.take()
                 try:
-                    answer = self.post_vibe_classify(chunks[i], idempotency_key=key, timeout=timeout)
+                    answer = self.post_vibe_classify(chunks[i], include=include, idempotency_key=key, timeout=timeout)
                 except AlmanacError as e:
                     budget.settle(e.rate_limit)
                     if e.status not in (409, 429, 503) or e.retry_after is None or e.retry_after > max_wait:

@@ -106,6 +106,11 @@ class ClassifyAll(unittest.TestCase):
         self.assertEqual(sorted(progress)[-1], 45)
         self.assertEqual(len(progress), 3)
 
+    def test_include_is_sent_with_every_chunk(self) -> None:
+        everything = Almanac(server.url, key).classify_all(TEXTS[:25], include="emotions")
+        self.assertEqual(len(everything["results"]), 25)
+        self.assertTrue(all("emotions" in r for r in everything["results"]))
+
     def test_stays_inside_the_keys_rate_limit(self) -> None:
         almanac = Almanac(server.url, server.create_key("--ratelimit", "2/1"))
         refused: list[int] = []

@@ -22,6 +22,8 @@ export interface ClassifyAllOptions extends Pick<CallOptions, "timeoutMs" | "sig
   onProgress?: (progress: ClassifyAllProgress) => void;
   /** A 429 or 503 whose `Retry-After` is longer than this (ms) is thrown, not waited for (default 15 minutes). */
   maxWaitMs?: number;
+  /** Sent with every chunk as classify's `include` query parameter (e.g. `emotions,sentences`). */
+  include?: string;
 }
 
 /** Every text's result, in input order (`index` is the position in `texts`). */
@@ -76,7 +78,7 @@ export async function classifyAll(
   texts: readonly string[],
   options: ClassifyAllOptions = {},
 ): Promise<ClassifyAllResult> {
-  const { concurrency = 2, onProgress, signal, timeoutMs, maxWaitMs = 15 * 60_000 } = options;
+  const { concurrency = 2, onProgress, signal, timeoutMs, maxWaitMs = 15 * 60_000, include } = options;
   const chunks: { start: number; texts: string[]; key: string }[] = [];
   for (let start = 0; start < texts.length; start += CHUNK) {
     chunks.push({ start, texts: texts.slice(start, start + CHUNK), key: "" });
@@ -95,7 +97,10 @@ export async function classifyAll(
       try {
         const answer = await client.post("/v1/vibe/classify", {
           body: { texts: chunk.texts },
-          params: { header: { "idempotency-key": chunk.key } },
+          params: {
+            header: { "idempotency-key": chunk.key },
+            ...(include !== undefined ? { query: { include } } : {}),
+          },
           ...(signal ? { signal } : {}),
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
           maxRetryDelayMs: 0, // 429s and 503s are waited out here, under the budget

@@ -219,6 +219,12 @@ describe("classifyAll", () => {
     expect(progress.sort((a, b) => a - b)).toEqual([progress[0], progress[1], 45]);
   });
 
+  it("sends include with every chunk", async () => {
+    const all = await client.classifyAll(texts.slice(0, 25), { include: "emotions" });
+    expect(all.results).toHaveLength(25);
+    expect(all.results.every((r) => "emotions" in r)).toBe(true);
+  });
+
   it("stays inside the key's RateLimit: no call is refused with 429", async () => {
     const small = (
       await server.deps.keys.create({
