@@ -52,9 +52,7 @@ export function PlansTable(props: {
             <th scope="col">Uses</th>
             <th scope="col">Rate limit</th>
             <th scope="col">Active keys</th>
-            <th scope="col">
-              <span class="visually-hidden">Buy</span>
-            </th>
+            <th scope="col">Buy</th>
           </tr>
         </thead>
         <tbody>
