@@ -127,6 +127,17 @@ export function errorAnswer(
   };
 }
 
+/**
+ * Every error says it must not be stored: a 404 or 405 without Cache-Control is heuristically
+ * cacheable (RFC 9111 §4.2.2), and a CDN keeping "postcode not found" or a 429 would answer it
+ * to the next caller.
+ */
+export const NO_STORE_HEADER: HeaderDoc = {
+  description: "`no-store`: an error is never kept by a cache.",
+  required: true,
+  schema: { type: "string", maxLength: 16, enum: ["no-store"] },
+};
+
 /** `Retry-After` as every limit and refusal of this server sends it: whole seconds. */
 export const retryAfterHeader = (description = "Seconds to wait before retrying."): HeaderDoc => ({
   description,

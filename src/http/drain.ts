@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { type Contract, errorAnswer, retryAfterHeader, X_REQUEST_ID } from "./contract.js";
+import { type Contract, errorAnswer, NO_STORE_HEADER, retryAfterHeader, X_REQUEST_ID } from "./contract.js";
 import { CORS_DOCS } from "./cors.js";
 
 /**
@@ -29,7 +29,12 @@ export const DRAIN_CONTRACT: Contract = {
     "503": errorAnswer(
       "This instance is shutting down (a rolling restart): retry, another one will answer.",
       { draining: { code: "unavailable", message: DRAINING_MESSAGE } },
-      { "X-Request-Id": X_REQUEST_ID, "Retry-After": retryAfterHeader(), ...CORS_DOCS },
+      {
+        "X-Request-Id": X_REQUEST_ID,
+        "Retry-After": retryAfterHeader(),
+        "Cache-Control": NO_STORE_HEADER,
+        ...CORS_DOCS,
+      },
     ),
   },
 };

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isConnectionFailure } from "../db/connection-failure.js";
-import { type Contract, errorAnswer, type HeaderDoc, retryAfterHeader } from "./contract.js";
+import { type Contract, errorAnswer, NO_STORE_HEADER, retryAfterHeader } from "./contract.js";
 import { noteFailure } from "./failure.js";
 
 /** The closed set of error codes (docs/api.md "Every response" lists each with its status). */
@@ -111,17 +111,6 @@ export function toApiError(err: unknown): ApiError {
   }
   return new ApiError("internal", "Internal error.", { cause: err });
 }
-
-/**
- * Every error says it must not be stored: a 404 or 405 without Cache-Control is heuristically
- * cacheable (RFC 9111 §4.2.2), and a CDN keeping "postcode not found" or a 429 would answer it
- * to the next caller.
- */
-const NO_STORE_HEADER: HeaderDoc = {
-  description: "`no-store`: an error is never kept by a cache.",
-  required: true,
-  schema: { type: "string", maxLength: 16, enum: ["no-store"] },
-};
 
 /**
  * What the one renderer adds to every operation's document: the 500 and `default` any route can

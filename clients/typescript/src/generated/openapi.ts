@@ -1307,6 +1307,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -1522,6 +1524,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -1765,6 +1769,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -2003,6 +2009,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -2304,6 +2312,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -2519,6 +2529,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -2936,6 +2948,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    /** @description `no-store`: an error is never kept by a cache. */
+                    "Cache-Control": "no-store";
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
