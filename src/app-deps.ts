@@ -47,7 +47,7 @@ export interface AppDeps {
   activity?: ActivityLog;
   /** Stripe Checkout and Customer Portal; undefined unless STRIPE_SECRET_KEY and the plans' prices are set. */
   payments?: Payments;
-  /** Lookup caches: Redis-backed when REDIS_URL is set (in-process while Redis errors). */
+  /** Lookup caches: Redis-backed when REDIS_URL or REDIS_SENTINELS is set (in-process while Redis errors). */
   cache: Cache;
   /** Serialised lookup answers the hot lane sends again (ANSWER_CACHE_MB; undefined when 0). */
   answers?: AnswerCache;

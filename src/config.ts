@@ -20,6 +20,24 @@ const url = (protocols: string[]) =>
 
 const httpUrl = url(["http", "https"]);
 
+/** `host:port` (an IPv6 host in brackets); the port defaults to Sentinel's 26379. */
+const SENTINEL_ADDRESS = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+))(?::(\d{1,5}))?$/;
+
+/** REDIS_SENTINELS: `host:port,…`, one or more, each a Sentinel of the same deployment. */
+const sentinelList = z.string().transform((v, ctx) => {
+  const list: { host: string; port: number }[] = [];
+  for (const item of v.split(",").map((s) => s.trim())) {
+    const m = SENTINEL_ADDRESS.exec(item);
+    const port = Number(m?.[3] ?? 26379);
+    if (!m || port < 1 || port > 65535) {
+      ctx.addIssue({ code: "custom", message: `"${item}" is not host:port (a list: host:port,host:port,…)` });
+      return z.NEVER;
+    }
+    list.push({ host: (m[1] ?? m[2]) as string, port });
+  }
+  return list;
+});
+
 const EnvSchema = z.object({
   NODE_ENV: optional(z.enum(["development", "production", "test"])),
   PORT: optional(int(0, 65535)).default(8080),
@@ -33,6 +51,8 @@ const EnvSchema = z.object({
   REDIS_KEY_PREFIX: optional(z.string().regex(/^[!-~]{1,64}$/, "must be 1 to 64 visible ASCII characters")).default(
     "almanac:",
   ),
+  REDIS_SENTINELS: optional(sentinelList),
+  REDIS_SENTINEL_NAME: optional(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 . _ -")),
   TRUST_PROXY: optional(int(0, 10)).default(0),
   FORWARDED_HEADER: optional(z.enum(["x-forwarded-for", "forwarded"])).default("x-forwarded-for"),
   CLIENT_IPV6_PREFIX: optional(int(48, 128)).default(64),
@@ -130,9 +150,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ["GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"],
     ["GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"],
     ["OIDC_ISSUER", "OIDC_CLIENT_ID"],
+    ["REDIS_SENTINELS", "REDIS_SENTINEL_NAME"],
   ];
   for (const [a, b] of pairs) {
     if (Boolean(cfg[a]) !== Boolean(cfg[b])) problems.push(`${cfg[a] ? b : a}: required when ${cfg[a] ? a : b} is set`);
+  }
+  // Sentinel names the primary; REDIS_URL then adds only its user, password and database number.
+  if (cfg.REDIS_SENTINELS && cfg.REDIS_URL?.startsWith("rediss:")) {
+    problems.push("REDIS_URL: rediss:// (TLS) is not supported with REDIS_SENTINELS; use redis://");
   }
   if (problems.length) throw new ConfigError(problems);
   return {
@@ -142,6 +167,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PUBLIC_URL_FIXED: cfg.PUBLIC_URL !== undefined,
   };
 }
+
+/** Where Redis is: REDIS_URL, or the primary the Sentinels name (REDIS_URL then adds credentials and the database). */
+export type RedisSettings = Pick<Config, "REDIS_URL" | "REDIS_SENTINELS" | "REDIS_SENTINEL_NAME">;
+
+/** Whether the configuration selects Redis (for limits and caches shared between instances). */
+export const usesRedis = (cfg: RedisSettings): boolean => Boolean(cfg.REDIS_URL || cfg.REDIS_SENTINELS);
 
 /** AUTH_SECRET from the environment, else one generated into DATA_DIR on first start. */
 export function resolveAuthSecret(cfg: Config): string {

@@ -9,7 +9,7 @@ import { PostcodesIoResolver } from "./adapters/postcodes-io.js";
 import { createVatRegistry } from "./adapters/vies.js";
 import { openMigrated } from "./admin.js";
 import type { AppDeps } from "./app-deps.js";
-import { type Config, resolveAuthSecret } from "./config.js";
+import { type Config, type RedisSettings, resolveAuthSecret, usesRedis } from "./config.js";
 import { poolSettings } from "./db/database.js";
 import { SqlIdempotencyStore } from "./db/idempotency.js";
 import { AccountQuotas, ActivityLog, Counted, KeyService, Pooled, UsageCounter } from "./features/keys/index.js";
@@ -23,13 +23,13 @@ export type { AppDeps };
 // embedded defaults never loads ioredis or nodemailer (start-up time and
 // memory; test/main.test.ts checks which packages a default start loads).
 
-/** Redis and the limiter on it, when REDIS_URL is set. */
-async function redisAdapters(url: string, prefix: string, logger: Logger, metrics: PromMetrics) {
+/** Redis and the limiter on it, when REDIS_URL or REDIS_SENTINELS is set. */
+async function redisAdapters(settings: RedisSettings, prefix: string, logger: Logger, metrics: PromMetrics) {
   const [{ createRedis, untilReady }, { RedisRateLimiter }] = await Promise.all([
     import("./adapters/redis.js"),
     import("./adapters/redis-limiter.js"),
   ]);
-  const redis = createRedis(url, logger);
+  const redis = createRedis(settings, logger);
   await untilReady(redis, 1000);
   return { redis, limiter: new RedisRateLimiter(redis, metrics, `${prefix}rl:`) };
 }
@@ -52,8 +52,8 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
   const { database } = await openMigrated(config, logger, { pool: poolSettings(config) });
   // Without Redis the counters live in DATA_DIR/limits.db: they survive restarts and are shared
   // by this machine's WEB_CONCURRENCY workers.
-  const { redis, limiter } = config.REDIS_URL
-    ? await redisAdapters(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger, metrics)
+  const { redis, limiter } = usesRedis(config)
+    ? await redisAdapters(config, config.REDIS_KEY_PREFIX, logger, metrics)
     : { redis: undefined, limiter: new SqliteRateLimiter(config.DATA_DIR) };
   const upstream = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxBytes: config.UPSTREAM_MAX_BYTES, metrics };
   const usage = new UsageCounter(database.db, {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, resolveAuthSecret } from "../src/config.js";
+import { ConfigError, parseConfig, resolveAuthSecret, usesRedis } from "../src/config.js";
 import { tempDir } from "./helpers/env.js";
 
 describe("configuration", () => {
@@ -46,6 +46,42 @@ describe("configuration", () => {
   it("requires both halves of an identity provider's credentials", () => {
     expect(() => parseConfig({ GITHUB_CLIENT_ID: "id" })).toThrow(
       /GITHUB_CLIENT_SECRET: required when GITHUB_CLIENT_ID/,
+    );
+  });
+
+  it("reads Redis Sentinels as a list of addresses, with their primary's name, and refuses half of it", () => {
+    const cfg = parseConfig({
+      REDIS_SENTINELS: "10.0.0.1:26379, sentinel-b:26380,[::1]:5000,s3",
+      REDIS_SENTINEL_NAME: "almanac",
+    });
+    expect(cfg.REDIS_SENTINELS).toEqual([
+      { host: "10.0.0.1", port: 26379 },
+      { host: "sentinel-b", port: 26380 },
+      { host: "::1", port: 5000 },
+      { host: "s3", port: 26379 },
+    ]);
+    expect(usesRedis(cfg)).toBe(true);
+    expect(usesRedis(parseConfig({}))).toBe(false);
+    expect(() => parseConfig({ REDIS_SENTINELS: "s1:26379" })).toThrow(
+      /REDIS_SENTINEL_NAME: required when REDIS_SENTINELS/,
+    );
+    expect(() => parseConfig({ REDIS_SENTINEL_NAME: "almanac" })).toThrow(
+      /REDIS_SENTINELS: required when REDIS_SENTINEL_NAME/,
+    );
+    for (const bad of ["s1:0", "s1:70000", "s1:26379,", "redis://s1:26379", "s1 s2"]) {
+      expect(() => parseConfig({ REDIS_SENTINELS: bad, REDIS_SENTINEL_NAME: "almanac" }), bad).toThrow(
+        /REDIS_SENTINELS: ".*" is not host:port/,
+      );
+    }
+    expect(() => parseConfig({ REDIS_SENTINELS: "s1", REDIS_SENTINEL_NAME: "my master" })).toThrow(
+      /REDIS_SENTINEL_NAME: must be/,
+    );
+    // REDIS_URL beside them gives the primary's credentials and database, not its address; not TLS.
+    expect(
+      parseConfig({ REDIS_SENTINELS: "s1", REDIS_SENTINEL_NAME: "m", REDIS_URL: "redis://:pw@ignored/2" }).REDIS_URL,
+    ).toBe("redis://:pw@ignored/2");
+    expect(() => parseConfig({ REDIS_SENTINELS: "s1", REDIS_SENTINEL_NAME: "m", REDIS_URL: "rediss://:pw@x" })).toThrow(
+      /REDIS_URL: rediss:\/\/ \(TLS\) is not supported with REDIS_SENTINELS/,
     );
   });
 

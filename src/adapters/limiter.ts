@@ -4,7 +4,7 @@ import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "../
 import { WalCheckpointer } from "../db/wal-checkpointer.js";
 import { decide, type LimitDecision, type LimitRule, type RateLimiter } from "../ports/rate-limiter.js";
 
-// RedisRateLimiter is in redis-limiter.ts, which the composition root imports only with REDIS_URL.
+// RedisRateLimiter is in redis-limiter.ts, which the composition root imports only with Redis configured.
 
 const SWEEP_EVERY_MS = 5 * 60_000;
 /** How long a lease may be spent from; what is left of it then goes back to the count. */

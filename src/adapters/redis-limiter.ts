@@ -1,5 +1,5 @@
 // The Redis limiter, in a module of its own: the composition root imports it (and so ioredis)
-// only when REDIS_URL selects Redis.
+// only when REDIS_URL or REDIS_SENTINELS selects Redis.
 import type { Redis } from "ioredis";
 import type { Metrics } from "../ports/metrics.js";
 import { decide, type LimitDecision, type LimitRule, type RateLimiter } from "../ports/rate-limiter.js";

@@ -324,7 +324,7 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
   });
 
   it("a fresh client can be awaited until ready, so a new process counts in Redis from its first request", async () => {
-    const c = createRedis(REDIS_URL as string, logger);
+    const c = createRedis({ REDIS_URL }, logger);
     clients.push(c);
     expect(c.status).not.toBe("ready");
     expect(await untilReady(c, 2000)).toBe(true);
@@ -335,7 +335,7 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
   });
 
   it("waiting for an unreachable Redis gives up after the bound instead of blocking the start", async () => {
-    const c = createRedis("redis://127.0.0.1:1", logger);
+    const c = createRedis({ REDIS_URL: "redis://127.0.0.1:1" }, logger);
     const started = Date.now();
     expect(await untilReady(c, 300)).toBe(false);
     expect(Date.now() - started).toBeLessThan(2000);
@@ -344,8 +344,8 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
 
   it("two limiter instances (two app instances) share one count", async () => {
     const metrics = new Metrics();
-    const a = createRedis(REDIS_URL as string, logger);
-    const b = createRedis(REDIS_URL as string, logger);
+    const a = createRedis({ REDIS_URL }, logger);
+    const b = createRedis({ REDIS_URL }, logger);
     clients.push(a, b);
     await waitUntil(async () => a.status === "ready" && b.status === "ready");
     const one = new RedisRateLimiter(a, metrics);
@@ -360,7 +360,7 @@ describe.skipIf(!REDIS_URL)(`Redis limiter on the shared Redis ${skipReason({ re
 
   /** A ready client whose commands are recorded (by name) from now on. */
   async function watchedClient() {
-    const c = createRedis(REDIS_URL as string, logger);
+    const c = createRedis({ REDIS_URL }, logger);
     clients.push(c);
     expect(await untilReady(c, 2000)).toBe(true);
     const limiter = new RedisRateLimiter(c, new Metrics());
@@ -438,7 +438,7 @@ describe.skipIf(!hasRedisServer)(
 
     it("keeps deciding under local limits while Redis is stopped or paused, and recovers", async () => {
       redisServer = await PrivateRedis.start();
-      client = createRedis(redisServer.url, logger);
+      client = createRedis({ REDIS_URL: redisServer.url }, logger);
       await waitUntil(async () => client.status === "ready");
       const metrics = new Metrics();
       const limiter = new RedisRateLimiter(client, metrics);

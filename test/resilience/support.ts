@@ -57,12 +57,12 @@ export function fdsOf(pid: number): { fds: number; sockets: number } {
 }
 
 /** Polls until `fn` holds or `ms` passes; returns the last value either way. */
-export async function settle<T>(fn: () => T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+export async function settle<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
-  let v = fn();
+  let v = await fn();
   while (!ok(v) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
-    v = fn();
+    v = await fn();
   }
   return v;
 }

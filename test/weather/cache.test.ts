@@ -35,7 +35,7 @@ describe("MemoryCache and CachedLoader", () => {
 describe("RedisCache falls back to memory when Redis errors", () => {
   it("keeps caching in process while Redis is unreachable, and says so", async () => {
     // Nothing listens on port 1; the client has no offline queue, so every command fails at once.
-    const dead = createRedis("redis://127.0.0.1:1", pino({ level: "silent" }));
+    const dead = createRedis({ REDIS_URL: "redis://127.0.0.1:1" }, pino({ level: "silent" }));
     let fallbacks = 0;
     const cache = new RedisCache(dead, { onFallback: () => fallbacks++ });
     try {

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { canRun, tempDir } from "./env.js";
+import { freePort } from "./redis-server.js";
+
+/** Debian's redis-sentinel is redis-server in Sentinel mode; either binary runs it. */
+export const hasRedisSentinel = canRun("redis-server", ["--version"]) && canRun("redis-sentinel", ["--version"]);
+
+export const SENTINEL_NAME = "almanac";
+
+/** Runs `bin args` until it prints `ready`; killed with the group. */
+async function launch(bin: string, args: string[], ready: string): Promise<ChildProcess> {
+  const proc = spawn(bin, args, { stdio: ["ignore", "pipe", "ignore"] });
+  let out = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${bin} ${args.join(" ")} did not start:\n${out}`)), 10_000);
+    proc.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(ready)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    proc.once("exit", (code) => reject(new Error(`${bin} exited ${code}:\n${out}`)));
+  });
+  proc.stdout?.resume();
+  return proc;
+}
+
+const until = async (what: string, ok: () => Promise<boolean>, ms = 20_000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!(await ok().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+/**
+ * A private Sentinel deployment on free ports: one primary, one replica of it, and three
+ * Sentinels monitoring it as SENTINEL_NAME (quorum 2), tuned to notice and fail over in about a
+ * second. Nothing is written to disk but the Sentinels' own configuration (a temporary directory).
+ */
+export class SentinelGroup {
+  private readonly procs: ChildProcess[] = [];
+  private constructor(
+    readonly dataPorts: [number, number],
+    readonly sentinelPorts: number[],
+  ) {}
+
+  static async start(): Promise<SentinelGroup> {
+    const ports = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const g = new SentinelGroup([ports[0] as number, ports[1] as number], ports.slice(2));
+    const [primary, replica] = g.dataPorts;
+    const data = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    g.procs.push(await launch("redis-server", ["--port", String(primary), ...data], "Ready to accept connections"));
+    g.procs.push(
+      await launch(
+        "redis-server",
+        ["--port", String(replica), ...data, "--replicaof", "127.0.0.1", String(primary)],
+        "Ready to accept connections",
+      ),
+    );
+    const dir = tempDir("almanac-sentinel-");
+    for (const port of g.sentinelPorts) {
+      // Each Sentinel rewrites its own file (it records the replicas and the other Sentinels it learns).
+      const file = join(dir, `sentinel-${port}.conf`);
+      writeFileSync(
+        file,
+        [
+          `port ${port}`,
+          "bind 127.0.0.1",
+          `dir ${dir}`,
+          `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary} 2`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
+          `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
+          "",
+        ].join("\n"),
+      );
+      g.procs.push(await launch("redis-sentinel", [file], "Sentinel ID is"));
+    }
+    await g.settled(primary);
+    return g;
+  }
+
+  /** REDIS_SENTINELS for these Sentinels. */
+  get sentinels(): string {
+    return this.sentinelPorts.map((p) => `127.0.0.1:${p}`).join(",");
+  }
+
+  /** A plain client of one data node (the caller disconnects it). */
+  client(port: number): Redis {
+    return new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  }
+
+  /** What `command` answers on one server, on a connection of its own. */
+  async ask(port: number, ...command: [string, ...(string | number)[]]): Promise<unknown> {
+    const c = this.client(port);
+    try {
+      await c.connect();
+      return await c.call(...command);
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  /** The primary's port as the first Sentinel names it. */
+  async primary(): Promise<number> {
+    const addr = (await this.ask(
+      this.sentinelPorts[0] as number,
+      "SENTINEL",
+      "get-master-addr-by-name",
+      SENTINEL_NAME,
+    )) as [string, string] | null;
+    return Number(addr?.[1]);
+  }
+
+  /**
+   * Waits until every Sentinel names `primary`, sees the other data node as its replica and the
+   * other two Sentinels, and the replica is in sync: a failover can then be asked for.
+   */
+  async settled(primary: number): Promise<void> {
+    const replica = this.dataPorts.find((p) => p !== primary) as number;
+    for (const s of this.sentinelPorts) {
+      await until(`sentinel ${s} to see the deployment`, async () => {
+        const addr = (await this.ask(s, "SENTINEL", "get-master-addr-by-name", SENTINEL_NAME)) as string[] | null;
+        const replicas = (await this.ask(s, "SENTINEL", "replicas", SENTINEL_NAME)) as string[][];
+        const others = (await this.ask(s, "SENTINEL", "sentinels", SENTINEL_NAME)) as string[][];
+        const fields = (row: string[]) => Object.fromEntries(row.flatMap((v, i) => (i % 2 ? [] : [[v, row[i + 1]]])));
+        const replicaOk = replicas.some((r) => {
+          const f = fields(r);
+          return Number(f.port) === replica && !String(f.flags).includes("down") && f["master-link-status"] === "ok";
+        });
+        return Number(addr?.[1]) === primary && replicaOk && others.length === this.sentinelPorts.length - 1;
+      });
+    }
+    await until("the replica to be in sync", async () =>
+      String(await this.ask(replica, "INFO", "replication")).includes("master_link_status:up"),
+    );
+  }
+
+  /** Asks a Sentinel to fail over now (the replica is promoted, the primary made its replica). */
+  async failover(): Promise<void> {
+    await this.ask(this.sentinelPorts[0] as number, "SENTINEL", "FAILOVER", SENTINEL_NAME);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.procs.map(
+        (p) =>
+          new Promise((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve(undefined);
+            p.once("exit", resolve);
+            p.kill("SIGKILL");
+          }),
+      ),
+    );
+  }
+}
