@@ -5,7 +5,6 @@ import {
   type DatabaseConnection,
   type Driver,
   Kysely,
-  PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
   type SqliteDialectConfig,
@@ -16,6 +15,7 @@ import { LRUCache } from "lru-cache";
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import { AlmanacPostgresDialect } from "./migrations.js";
 import { openPostgresPool, type PostgresPoolOptions } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 import { openSqliteFile, type SqliteConnection, type SqliteStatement } from "./sqlite.js";
@@ -140,8 +140,8 @@ function openPostgres(url: string, logger: Logger, settings?: PoolSettings): Dat
   raw.on("connect", (client) => {
     client.on("error", (err) => logger.warn({ err: err.message }, "postgres connection lost"));
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: settings ? bounded : unbounded }) });
-  const schema = settings ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: unbounded }) }) : db;
+  const db = new Kysely<DB>({ dialect: new AlmanacPostgresDialect({ pool: settings ? bounded : unbounded }) });
+  const schema = settings ? new Kysely<DB>({ dialect: new AlmanacPostgresDialect({ pool: unbounded }) }) : db;
   return {
     db,
     schema,

@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import type { Compilable, ExpressionBuilder, Kysely, QueryResult } from "kysely";
 import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../ports/idempotency.js";
 import type { Expiry } from "./expired-rows.js";
-import { preparedStatement } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 
 /** How long a completed `Idempotency-Key` answer is kept: the key is free again after it. */
@@ -101,9 +100,9 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return { kind: "in_progress" };
   }
 
-  /** Runs one of the statements every idempotent request sends: prepared once per connection on PostgreSQL. */
+  /** Runs one of the statements every idempotent request sends. */
   private run<R>(query: Compilable<R>): Promise<QueryResult<R>> {
-    return this.db.executeQuery(preparedStatement(query.compile()));
+    return this.db.executeQuery(query.compile());
   }
 
   async renew(ref: IdempotencyRef, owner: string, leaseMs: number): Promise<boolean> {

@@ -1,4 +1,12 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from "kysely";
+import {
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresAdapter,
+  PostgresDialect,
+  sql,
+} from "kysely";
 
 /**
  * Every migration, in order. One set for both dialects: only portable column types
@@ -293,16 +301,61 @@ async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
   return rows[0]?.schema ?? undefined;
 }
 
-/** Applies pending migrations; safe to run from several instances at once (Kysely's lock). */
+/**
+ * Kysely's own lock key for migrations (so an instance of an older build, which takes it for its
+ * session, and this one exclude each other), taken by `migrate` for its transaction only.
+ */
+const MIGRATION_LOCK = 3853314791062309107n;
+
+/** Kysely's PostgreSQL adapter without its session-level migration lock: `migrate` holds a transaction-level one. */
+class TransactionLockedAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {}
+  override async releaseMigrationLock(): Promise<void> {}
+}
+
+/** Kysely's PostgreSQL dialect, with migrations locked by `migrate` within their transaction. */
+export class AlmanacPostgresDialect extends PostgresDialect {
+  override createAdapter(): PostgresAdapter {
+    return new TransactionLockedAdapter();
+  }
+}
+
+/**
+ * Applies pending migrations; safe to run from several instances at once. On PostgreSQL the whole
+ * run is one transaction on one connection that first takes a transaction-level advisory lock
+ * (`pg_advisory_xact_lock`): the next instance waits for the commit, then finds nothing to do.
+ * Nothing outlives the transaction (no session lock: see AlmanacPostgresDialect), so a pooler in
+ * transaction mode, which may give every transaction another server connection, runs it as well
+ * as a direct connection.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema
 export async function migrate(db: Kysely<any>): Promise<string[]> {
+  const schema = await currentSchema(db);
+  if (schema === undefined) return migrateOn(db, schema, false);
+  return db.connection().execute(async (conn) => {
+    await sql`begin`.execute(conn);
+    try {
+      await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(conn);
+      const applied = await migrateOn(conn, schema, true);
+      await sql`commit`.execute(conn);
+      return applied;
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema
+async function migrateOn(db: Kysely<any>, schema: string | undefined, inTransaction: boolean): Promise<string[]> {
   // Unordered: slices developed side by side may land a lower-numbered migration after a
   // higher one was applied; each migration is independent, so applying it late is safe.
   const migrator = new Migrator({
     db,
     provider: new InCodeProvider(),
     allowUnorderedMigrations: true,
-    migrationTableSchema: await currentSchema(db),
+    migrationTableSchema: schema,
+    disableTransactions: inTransaction,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;

@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
-import type { CompiledQuery, PostgresPool, PostgresPoolClient } from "kysely";
+import type { PostgresPool, PostgresPoolClient } from "kysely";
 import type pg from "pg";
-import { sha1Hex } from "../lib/hash.js";
 
 /**
  * pg is loaded when a pool is opened, not when this module is: a server without DATABASE_URL
@@ -17,35 +16,6 @@ export interface PostgresPoolOptions {
   acquireTimeoutMs: number;
   /** How long the database may stay silent before a call fails (DATABASE_TIMEOUT_MS); 0: unbounded. */
   silenceMs: number;
-}
-
-/** What marks a statement to be prepared once per connection (a comment: SQLite and the CLI's pool ignore it). */
-const PREPARE_MARK = "/* prepared */ ";
-
-/**
- * `query`, marked so that the request path's PostgreSQL pool prepares it once per connection
- * (a named statement: later calls send only its parameters, and the server plans it once)
- * instead of parsing and planning it on every call. For the few hot statements a request runs
- * (the key lookup, the spends): their text must be fixed — parameters change, shapes do not —
- * and name their columns (a `select *` prepared before another instance's migration adds a
- * column would fail with "cached plan must not change result type").
- */
-export function preparedStatement<R>(query: CompiledQuery<R>): CompiledQuery<R> {
-  return { ...query, sql: `${PREPARE_MARK}${query.sql}` };
-}
-
-/** The statement name of a marked text, or undefined (each text named once per pool: by its hash, so names never clash). */
-function statementNames(): (text: string) => string | undefined {
-  const names = new Map<string, string>();
-  return (text) => {
-    if (!text.startsWith(PREPARE_MARK)) return undefined;
-    let name = names.get(text);
-    if (name === undefined) {
-      name = `almanac_${sha1Hex(text).slice(0, 16)}`;
-      names.set(text, name);
-    }
-    return name;
-  };
 }
 
 /**
@@ -108,11 +78,10 @@ export function openPostgresPool(opts: PostgresPoolOptions): {
     });
   };
 
-  const named = statementNames();
   const isSilent = () => silent;
   const bounded: PostgresPool = {
     connect: async () =>
-      boundedClient(await acquire(), { silenceMs, clock, progress, gaveUp, isSilent, named }, DatabaseError),
+      boundedClient(await acquire(), { silenceMs, clock, progress, gaveUp, isSilent }, DatabaseError),
     end: async () => {
       clock.stop();
       await raw.end();
@@ -128,28 +97,25 @@ interface Bounds {
   /** A call gave up on silence; `isSilent` says so until the next answer. */
   gaveUp: () => void;
   isSilent: () => boolean;
-  /** The statement name of a text marked by `preparedStatement`. */
-  named: (text: string) => string | undefined;
 }
 
 /**
  * `client` whose queries fail after `silenceMs` without an answer (the connection is then
- * dropped), and which prepares the statements marked by `preparedStatement`.
+ * dropped). Statements are sent unnamed: a named (prepared) statement lives in one server
+ * session, and a pooler in transaction mode (PgBouncer's `pool_mode = transaction`) hands each
+ * transaction whichever server connection is free.
  */
 function boundedClient(
   client: pg.PoolClient,
-  { silenceMs, clock, progress, gaveUp, isSilent, named }: Bounds,
+  { silenceMs, clock, progress, gaveUp, isSilent }: Bounds,
   DatabaseError: typeof pg.DatabaseError,
 ): PostgresPoolClient {
   let broken = false;
   const query = async (text: string, values: ReadonlyArray<unknown>) => {
     const sent = clock.now();
-    const name = named(text);
     try {
       const result = await settleOrSilence(
-        name === undefined
-          ? client.query(text, values as unknown[])
-          : client.query({ name, text, values: values as unknown[] }),
+        client.query(text, values as unknown[]),
         () => isSilent() || clock.now() - sent >= silenceMs,
         { message: `PostgreSQL did not answer a query within ${silenceMs} ms`, everyMs: silenceMs / 10, gaveUp },
       );

@@ -2,7 +2,6 @@ import type { CompiledQuery, InferResult, Kysely, Selectable } from "kysely";
 import { PostgresAdapter, sql } from "kysely";
 import { LRUCache } from "lru-cache";
 import { isConnectionFailure } from "../../db/connection-failure.js";
-import { preparedStatement } from "../../db/postgres-pool.js";
 import type { DB } from "../../db/schema.js";
 import type {
   CreatedKey,
@@ -112,10 +111,9 @@ export class EmbeddedKeyStore implements KeyStore {
     private readonly limiter: RateLimiter,
     private readonly now: () => Date = () => new Date(),
   ) {
-    const lookup = byHashQuery(db).compile();
-    this.byHash = preparedStatement(lookup);
+    this.byHash = byHashQuery(db).compile();
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    this.spending = postgres ? preparedStatement(lookupAndSpend(lookup)) : undefined;
+    this.spending = postgres ? lookupAndSpend(this.byHash) : undefined;
   }
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
