@@ -40,7 +40,7 @@ const until = async (what: string, ok: () => Promise<boolean>, ms = 20_000): Pro
 /**
  * A private Sentinel deployment on free ports: one primary, one replica of it, and three
  * Sentinels monitoring it as SENTINEL_NAME (quorum 2), tuned to notice and fail over in about a
- * second. Nothing is written to disk but the Sentinels' own configuration (a temporary directory).
+ * second. Nothing is written outside a temporary directory (the Sentinels' files, the replica's first sync).
  */
 export class SentinelGroup {
   private readonly procs: ChildProcess[] = [];
@@ -53,7 +53,10 @@ export class SentinelGroup {
     const ports = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const g = new SentinelGroup([ports[0] as number, ports[1] as number], ports.slice(2));
     const [primary, replica] = g.dataPorts;
-    const data = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    const dir = tempDir("almanac-sentinel-");
+    // A replica's first sync makes the primary write an RDB file: into the temporary directory,
+    // never the working directory.
+    const data = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir];
     g.procs.push(await launch("redis-server", ["--port", String(primary), ...data], "Ready to accept connections"));
     g.procs.push(
       await launch(
@@ -62,7 +65,6 @@ export class SentinelGroup {
         "Ready to accept connections",
       ),
     );
-    const dir = tempDir("almanac-sentinel-");
     for (const port of g.sentinelPorts) {
       // Each Sentinel rewrites its own file (it records the replicas and the other Sentinels it learns).
       const file = join(dir, `sentinel-${port}.conf`);
