@@ -7,6 +7,7 @@ import {
   PostgresDialect,
   sql,
 } from "kysely";
+import { mailboxPool } from "../lib/mailbox.js";
 
 /**
  * Every migration, in order. One set for both dialects: only portable column types
@@ -264,6 +265,17 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("audit_log_at").on("audit_log").column("at").execute();
     },
   },
+  // keys: the free allowance is one per mailbox; each ledger row names the pool its key spends.
+  "033_key_ledger_pool": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable("key_ledger")
+        .addColumn("pool", "text", (c) => c.notNull().defaultTo(""))
+        .execute();
+      await sql`update key_ledger set pool = owner_id`.execute(db);
+      await poolFreeAccountsByMailbox(db);
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {
@@ -282,6 +294,31 @@ const migrations: Record<string, Migration> = {
     },
   },
 };
+
+/**
+ * Free accounts spend their mailbox's allowance: their ledger rows name it, and each mailbox's
+ * pool starts with the fewest uses any of its accounts had left (so no one gains by the move).
+ */
+async function poolFreeAccountsByMailbox(db: Kysely<unknown>): Promise<void> {
+  const schema = await currentSchema(db);
+  const tables = await db.introspection.getTables();
+  // No one has signed in on this database (PostgreSQL: in this schema) yet.
+  if (!tables.some((t) => t.name === "auth_user" && (schema === undefined || t.schema === schema))) return;
+  const { rows } = await sql<{ owner_id: string; email: string }>`select distinct l.owner_id, u.email
+    from key_ledger l join auth_user u on u.id = l.owner_id where l.plan = 'free'`.execute(db);
+  const pools = new Map<string, string[]>();
+  for (const r of rows) {
+    const pool = mailboxPool(r.email);
+    await sql`update key_ledger set pool = ${pool} where owner_id = ${r.owner_id} and plan = 'free'`.execute(db);
+    pools.set(pool, [...(pools.get(pool) ?? []), r.owner_id]);
+  }
+  for (const [pool, owners] of pools) {
+    await sql`insert into account_quotas (owner_id, remaining, updated_at, period_start, period_end, refill_at)
+      select ${pool}, remaining, updated_at, period_start, period_end, refill_at from account_quotas
+      where owner_id in (${sql.join(owners)}) and remaining is not null
+      order by remaining limit 1`.execute(db);
+  }
+}
 
 class InCodeProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -109,8 +109,16 @@ export interface DB {
     rolled_at: string | null;
     /** Why the account page revoked it: `plan` (over a lower plan's cap after a downgrade), or null. */
     revoked_reason: string | null;
+    /**
+     * The row of `account_quotas` the key spends (features/keys/account-quota.ts quotaPool): its
+     * account's id on a paid plan, `mailbox:` and its mailbox on the free plan.
+     */
+    pool: string;
   };
-  /** Uses left per account (all its account-page keys together); null = unlimited. */
+  /**
+   * Uses left per pool (all the account-page keys that spend it together); null = unlimited. The
+   * pool (`owner_id`) is an account on a paid plan, a mailbox (`mailbox:x@example.com`) on the free one.
+   */
   account_quotas: {
     owner_id: string;
     remaining: number | null;

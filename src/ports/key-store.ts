@@ -54,11 +54,13 @@ export type KeyVerification =
 /** A key's account, as the ledger and `account_quotas` hold it. */
 export interface AccountRow {
   ownerId: string;
+  /** The row of `account_quotas` its keys spend: the account on a paid plan, its mailbox on the free one. */
+  pool: string;
   /** The plan's name as stored. */
   plan: string;
   /** Whether the account has its row of uses yet (it is opened on first use). */
   opened: boolean;
-  /** Uses left for the whole account (when opened); null = unlimited. After the spend when `spent`. */
+  /** Uses left in the pool (when opened); null = unlimited. After the spend when `spent`. */
   remaining: number | null;
   /**
    * Set when the store already tried to spend this call's cost from the account's uses, in the

@@ -66,10 +66,11 @@ async function rateBurst(apps: TestApp[], uses: number, own?: number) {
     expectValue(await ak.create({ ...owner, name: "a" })),
     expectValue(await ak.create({ ...owner, name: "b" })),
   ];
+  const pool = await ak.poolOfAccount(owner.ownerId, email);
   await first.deps.database.db
     .updateTable("account_quotas")
     .set({ remaining: uses })
-    .where("owner_id", "=", owner.ownerId)
+    .where("owner_id", "=", pool)
     .execute();
   if (own !== undefined) for (const k of keys) expectValue(await ak.update(owner.ownerId, k.id, { remaining: own }));
   const responses = await Promise.all(
@@ -90,7 +91,7 @@ async function rateBurst(apps: TestApp[], uses: number, own?: number) {
   // process none is told USAGE_EXCEEDED; holders in another instance may still be deciding.
   if (process.env.BURST_REPORT) console.log("USAGE_EXCEEDED", apps.length, uses, own, usage);
   expect(usage).toBeLessThanOrEqual(apps.length === 1 || (uses >= 50 && own === undefined) ? 0 : 4);
-  expect(await ak.quotas.remaining(owner.ownerId)).toBe(uses - 10);
+  expect(await ak.quotas.remaining(pool)).toBe(uses - 10);
   if (own !== undefined) {
     const left = (await first.deps.keys.list(owner.ownerId)).map((k) => k.remaining as number);
     expect(left.reduce((a, b) => a + b, 0)).toBe(2 * own - 10);
@@ -145,7 +146,10 @@ describe("an account key is verified in one query of the key store", () => {
       const k = expectValue(await ak.create({ ...owner, name: "a" }));
       const before = await ak.quotas.remaining(owner.ownerId);
       const v = await t.deps.keys.verify(k.key, "vibe.classify");
-      expect(v).toMatchObject({ code: "VALID", account: { ownerId: owner.ownerId, plan: "pro", opened: true } });
+      expect(v).toMatchObject({
+        code: "VALID",
+        account: { ownerId: owner.ownerId, pool: owner.ownerId, plan: "pro", opened: true },
+      });
       expect(v.kind === "verdict" && v.ratelimit?.name).toBe("account");
       // Spent from the account without asking the ledger a second time.
       const poolOf = vi.spyOn(AccountQuotas.prototype, "poolOf");
@@ -174,12 +178,9 @@ describe("a call refused for its account's uses spends none of its rate limit", 
         expiresAt: null,
       };
       const key = expectValue(await ak.create({ ...owner, name: "a" }));
+      const pool = await ak.poolOfAccount(owner.ownerId, owner.email);
       const setUses = (remaining: number) =>
-        t.deps.database.db
-          .updateTable("account_quotas")
-          .set({ remaining })
-          .where("owner_id", "=", owner.ownerId)
-          .execute();
+        t.deps.database.db.updateTable("account_quotas").set({ remaining }).where("owner_id", "=", pool).execute();
       await setUses(3);
       const responses = await Promise.all(Array.from({ length: 8 }, () => classify(t, ["good"], bearer(key.key))));
       const verdicts = await Promise.all(

@@ -74,7 +74,7 @@ describe.each(setups)("purchase events delivered out of order (%s)", (_name, pos
       const owner = (await ak.plans.userIdFor(email)) ?? "";
       ends.push({
         plan: await ak.plans.planFor(email),
-        uses: await ak.quotas.remaining(owner),
+        uses: await ak.quotas.remaining(await ak.poolOfAccount(owner, email)),
         ledger: [...new Set((await ak.ledger.forOwner(owner)).map((r) => r.plan))],
         later,
       });

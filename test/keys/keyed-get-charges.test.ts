@@ -20,14 +20,15 @@ describe("a keyed GET spends a use only when it is answered", () => {
       const email = `keyed-get-${Date.now()}@example.test`;
       const ownerId = `user_${Date.now()}`;
       const account = expectValue(await ak.create({ ownerId, email, name: "a", permissions: [], expiresAt: null }));
-      const before = await ak.quotas.remaining(ownerId);
+      const pool = await ak.poolOfAccount(ownerId, email);
+      const before = await ak.quotas.remaining(pool);
       for (const key of [operator.key, account.key]) {
         for (const [path, status] of REFUSED)
           expect((await t.app.request(path, { headers: bearer(key) })).status).toBe(status);
         expect((await t.app.request(ANSWERED, { headers: bearer(key) })).status).toBe(200);
       }
       expect(await remainingOf(t.deps.keys, operator.id)).toBe(9);
-      expect(await ak.quotas.remaining(ownerId)).toBe((before as number) - 1);
+      expect(await ak.quotas.remaining(pool)).toBe((before as number) - 1);
       for (const key of [operator.key, account.key]) {
         const usage = await (await t.app.request("/v1/usage", { headers: bearer(key) })).json();
         expect(usage).toMatchObject({ requests: { last_24h: 1 } });

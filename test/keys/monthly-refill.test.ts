@@ -25,9 +25,10 @@ async function turnOfTheMonth(apps: TestApp[]) {
     expectValue(await ak.create({ ...owner, name: "a" })),
     expectValue(await ak.create({ ...owner, name: "b" })),
   ];
+  const pool = await ak.poolOfAccount(owner.ownerId, owner.email);
   const thisMonth = calendarMonth(new Date());
   const lastMonth = calendarMonth(new Date(Date.parse(thisMonth.start) - 1));
-  expect(await ak.quotas.period(owner.ownerId)).toEqual({
+  expect(await ak.quotas.period(pool)).toEqual({
     remaining: 100,
     periodStart: thisMonth.start,
     periodEnd: thisMonth.end,
@@ -37,7 +38,7 @@ async function turnOfTheMonth(apps: TestApp[]) {
   await first.deps.database.db
     .updateTable("account_quotas")
     .set({ remaining: 3, period_start: lastMonth.start, period_end: lastMonth.end, refill_at: lastMonth.end })
-    .where("owner_id", "=", owner.ownerId)
+    .where("owner_id", "=", pool)
     .execute();
   const responses = await Promise.all(
     Array.from({ length: 50 }, (_, i) =>
@@ -47,7 +48,7 @@ async function turnOfTheMonth(apps: TestApp[]) {
   const count: Record<string, number> = {};
   for (const r of responses) count[r.status] = (count[r.status] ?? 0) + 1;
   expect(count).toEqual({ 200: 10, 429: 40 });
-  expect(await ak.quotas.period(owner.ownerId)).toEqual({
+  expect(await ak.quotas.period(pool)).toEqual({
     remaining: 90,
     periodStart: thisMonth.start,
     periodEnd: thisMonth.end,

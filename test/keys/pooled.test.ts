@@ -24,7 +24,7 @@ describe("Pooled: a refused verdict gives back the account's uses its store spen
         keyId: "key_x",
         ownerId,
         remaining: null,
-        account: { ownerId, plan: "pro", opened: true, remaining: 4, spent: true },
+        account: { ownerId, pool: ownerId, plan: "pro", opened: true, remaining: 4, spent: true },
       };
       const inner: KeyVerifier = { verify: async () => refused, refund: async () => true };
       const store = new Pooled(quotas, t.deps.limiter, inner);

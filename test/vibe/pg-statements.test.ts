@@ -57,12 +57,13 @@ describe.skipIf(!DATABASE_URL)(`classify's statements on PostgreSQL ${skipReason
     await ak.plans.grant(email, plan, "cli");
     const owner = { ownerId: `user_${stamp}`, email, permissions: ["vibe.classify"], expiresAt: null };
     const key = expectValue(await ak.create({ ...owner, name: "a" }));
+    const pool = await ak.poolOfAccount(owner.ownerId, email);
     await t.deps.database.db
       .updateTable("account_quotas")
       .set({ remaining: uses })
-      .where("owner_id", "=", owner.ownerId)
+      .where("owner_id", "=", pool)
       .execute();
-    return { key, uses: () => ak.quotas.remaining(owner.ownerId) };
+    return { key, uses: () => ak.quotas.remaining(pool) };
   }
 
   it("a charged call is one statement: the lookup spends the key's uses and its account's in the same round trip", async () => {

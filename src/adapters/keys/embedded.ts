@@ -44,7 +44,7 @@ function byHashQuery(db: Kysely<DB>) {
     .selectFrom("api_keys as k")
     .leftJoin("api_keys as q", "q.id", "k.quota_of")
     .leftJoin("key_ledger as l", "l.key_id", "k.id")
-    .leftJoin("account_quotas as aq", "aq.owner_id", "l.owner_id")
+    .leftJoin("account_quotas as aq", "aq.owner_id", "l.pool")
     .select([
       "k.id",
       "k.owner_id",
@@ -60,6 +60,7 @@ function byHashQuery(db: Kysely<DB>) {
       "q.ratelimit_limit as q_limit",
       "q.ratelimit_duration_sec as q_duration",
       "l.owner_id as l_owner",
+      "l.pool as l_pool",
       "l.plan as l_plan",
       "aq.owner_id as aq_owner",
       "aq.remaining as aq_remaining",
@@ -149,10 +150,11 @@ export class EmbeddedKeyStore implements KeyStore {
       this.counted.set(hash, limits.ratelimit === null && (limits.remaining !== null || row.aq_remaining !== null));
     const spent = spentIn(row);
     const account =
-      row.l_owner === null || row.l_plan === null
+      row.l_owner === null || row.l_plan === null || row.l_pool === null
         ? null
         : {
             ownerId: row.l_owner,
+            pool: row.l_pool,
             plan: row.l_plan,
             opened: row.aq_owner !== null,
             remaining: spent.account ? spent.accountLeft : row.aq_remaining === null ? null : Number(row.aq_remaining),

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { ApiError } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import { billingOf, billingView, registerBillingPages } from "../billing/index.js";
-import { isPlanName } from "../keys/index.js";
+import { isPlanName, quotaPool } from "../keys/index.js";
 import { registerActivityPage } from "./activity-page.jsx";
 import { type AccountContext, pageOrigin, requireSameOrigin } from "./context.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
@@ -130,7 +130,13 @@ export function registerAccountActions(
     const plan = await deps.keys.accounts.accountPlan(s.user.id, s.user.email);
     const daily = await deps.keys.usage.daily(keys.map((k) => k.id));
     const planName = isPlanName(plan.name) ? plan.name : "free";
-    const billingPage = await billingView(billing, s.user.id, planName, (q) => c.req.query(q));
+    const billingPage = await billingView(
+      billing,
+      s.user.id,
+      quotaPool(s.user.id, s.user.email, planName),
+      planName,
+      (q) => c.req.query(q),
+    );
     const flash = takeKeyFlash(c, ctx.secret, s.session.id, ctx.publicOrigin.startsWith("https:"));
     const { auth } = await loadAuth();
     const accounts = await auth.api.listUserAccounts({ headers: authHeaders(c) });

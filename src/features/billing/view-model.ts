@@ -38,7 +38,7 @@ export interface BillingView {
 
 export interface BillingViewDeps {
   payments?: Payments;
-  quotas: { period(ownerId: string): Promise<QuotaPeriod | undefined> };
+  quotas: { period(pool: string): Promise<QuotaPeriod | undefined> };
   store: SubscriptionStore;
   life: SubscriptionLife;
 }
@@ -47,6 +47,8 @@ export interface BillingViewDeps {
 export async function billingView(
   deps: BillingViewDeps,
   accountId: string,
+  /** The pool the account's keys spend (quotaPool): its uses and period. */
+  pool: string,
   plan: PlanName,
   query: (name: string) => string | undefined,
 ): Promise<BillingView> {
@@ -60,7 +62,7 @@ export async function billingView(
     subscribed: row !== undefined && row.plan !== "free" && row.status !== "canceled",
     manageable: deps.payments !== undefined && !!row?.customer_id,
   };
-  const quota = await deps.quotas.period(accountId);
+  const quota = await deps.quotas.period(pool);
   if (quota) {
     const refill = quota.refillAt ?? (plan !== "free" ? quota.periodEnd : null);
     view.quota = { ...quota, refillsOn: refill && day(refill) };

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { fail, ok, type Result } from "../../lib/result.js";
 import type { CreatedKey, KeyInfo, KeyStore, KeyUpdate } from "../../ports/key-store.js";
-import { AccountQuotas, fewer } from "./account-quota.js";
+import { AccountQuotas, fewer, quotaPool } from "./account-quota.js";
 import type { AuditEntry, AuditEvent } from "./activity-log.js";
 import { KeyLedger, type LedgerRow, type Reservation } from "./ledger.js";
 import { PlanStore } from "./plan-store.js";
@@ -75,10 +75,15 @@ export class AccountKeys {
     return PLANS[await this.plans.planFor(email)];
   }
 
+  /** The pool the account's keys spend (quotaPool): the account on a paid plan, its mailbox on the free one. */
+  async poolOfAccount(ownerId: string, email: string): Promise<string> {
+    return quotaPool(ownerId, email, (await this.planOfAccount(email)).name);
+  }
+
   /** The account's plan and the uses its keys have left together (null = unlimited). */
   async accountPlan(ownerId: string, email: string): Promise<AccountPlan> {
     const plan = await this.planOfAccount(email);
-    const left = await this.quotas.remaining(ownerId);
+    const left = await this.quotas.remaining(quotaPool(ownerId, email, plan.name));
     return { ...plan, usesLeft: left === undefined ? plan.quota : left };
   }
 
@@ -86,10 +91,11 @@ export class AccountKeys {
     const plan = await this.planOfAccount(input.email);
     // Keys the operator revoked meanwhile stop counting before the caps are checked.
     await this.ledger.reconcile(input.ownerId, await this.keys.list(input.ownerId));
-    const r = await this.ledger.reserve(input.ownerId, input.name, plan, input.expiresAt);
+    const pool = quotaPool(input.ownerId, input.email, plan.name);
+    const r = await this.ledger.reserve(input.ownerId, pool, input.name, plan, input.expiresAt);
     if (!r.ok) return fail(capRefusal(r, plan));
     try {
-      await this.quotas.open(input.ownerId, plan);
+      await this.quotas.open(pool, plan);
       // No limits of its own: it spends the account's uses under the account's rate limit.
       const created = await this.keys.create({
         name: input.name,
@@ -217,16 +223,15 @@ export class AccountKeys {
   }
 
   async overview(ownerId: string): Promise<KeyOverview[]> {
-    const [keys, rows, left] = await Promise.all([
-      this.keys.list(ownerId),
-      this.ledger.forOwner(ownerId),
-      this.quotas.remaining(ownerId),
-    ]);
+    const [keys, rows] = await Promise.all([this.keys.list(ownerId), this.ledger.forOwner(ownerId)]);
+    const pools = [...new Set(rows.map((r) => r.pool))];
+    const lefts = new Map(await Promise.all(pools.map(async (p) => [p, await this.quotas.remaining(p)] as const)));
     const byKey = new Map<string, LedgerRow>(rows.filter((r) => r.key_id !== null).map((r) => [r.key_id as string, r]));
     const counts = await this.usage.counts(keys.map((k) => k.id));
     return keys.map((k) => {
       const row = byKey.get(k.id);
       const usage = counts.get(k.id) ?? { last24h: 0, last30d: 0, lastHour: null };
+      const left = row ? lefts.get(row.pool) : undefined;
       const pool = row ? (left === undefined ? planOf(row.plan).quota : left) : null;
       return {
         ...k,
@@ -278,7 +283,7 @@ export class AccountKeys {
     if (ownerId) {
       // Each only while `plan` is still the account's: two grants at once (purchases delivered
       // together) could leave the plan of one with the uses or rate limit of the other.
-      usesLeft = await this.quotas.applyPlan(ownerId, PLANS[plan], downgrade, email);
+      usesLeft = await this.quotas.applyPlan(quotaPool(ownerId, email, plan), PLANS[plan], downgrade, email);
       await this.ledger.setPlan(ownerId, plan, email);
       if (downgrade) {
         const current = await this.ledger.currentKeyIds(ownerId);

@@ -1,7 +1,18 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { mailboxPool } from "../../lib/mailbox.js";
 import type { AccountRow } from "../../ports/key-store.js";
-import { PLANS, type Plan, planOf } from "./plans.js";
+import { PLANS, type Plan, type PlanName, planOf } from "./plans.js";
+
+/**
+ * The pool whose uses and rate limit an account's keys spend (its row of `account_quotas`). The
+ * free allowance is given once per mailbox (`mailbox:` and `mailboxOf(email)`): every address that
+ * delivers to one mailbox (`x+1@example.com` is `x@example.com`; dots do not count at Gmail)
+ * shares one, whichever accounts sign in with them. A paid plan's uses are the account's own.
+ */
+export function quotaPool(ownerId: string, email: string, plan: PlanName): string {
+  return plan === "free" ? mailboxPool(email) : ownerId;
+}
 
 /** The calendar month (UTC) around `at`: the free plan's billing period. */
 export function calendarMonth(at: Date): { start: string; end: string } {
@@ -32,16 +43,19 @@ export const fewer = (a: number | null, b: number | null): number | null =>
   a === null ? b : b === null ? a : Math.min(a, b);
 
 export interface Pool {
-  ownerId: string;
+  /** The pool (quotaPool): the account on a paid plan, its mailbox on the free one. */
+  id: string;
   plan: Plan;
-  /** Uses left for the whole account; null = unlimited. */
+  /** Uses left for the whole pool; null = unlimited. */
   remaining: number | null;
 }
 
 /**
- * The uses of an account: one count for all the keys it made on the account page (rolls
- * included), in `account_quotas`, whatever the key store. Spent by one conditional UPDATE, so it
- * is exact under concurrency and across instances on SQLite and PostgreSQL.
+ * The uses of a pool (quotaPool: a paid account, or a mailbox's free allowance): one count for all
+ * the keys that spend it (rolls included), in `account_quotas`, whatever the key store. Opened
+ * once (an insert that does nothing when the row exists) and spent by one conditional UPDATE, so
+ * it is exact under concurrency and across instances on SQLite and PostgreSQL, however many
+ * accounts of one mailbox sign up and call at once. Every method takes the pool's id.
  */
 export class AccountQuotas {
   constructor(
@@ -49,28 +63,39 @@ export class AccountQuotas {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** The account whose uses `keyId` spends, or undefined for a key made outside the account page. */
+  /** The pool whose uses `keyId` spends, or undefined for a key made outside the account page. */
   async poolOf(keyId: string): Promise<Pool | undefined> {
     const row = await this.db
       .selectFrom("key_ledger as l")
-      .leftJoin("account_quotas as q", "q.owner_id", "l.owner_id")
-      .select(["l.owner_id", "l.plan", "q.owner_id as pooled", "q.remaining"])
+      .leftJoin("account_quotas as q", "q.owner_id", "l.pool")
+      .select(["l.owner_id", "l.pool", "l.plan", "q.owner_id as pooled", "q.remaining"])
       .where("l.key_id", "=", keyId)
       .executeTakeFirst();
     if (!row) return undefined;
     const remaining = row.remaining === null ? null : Number(row.remaining);
-    return this.poolFrom({ ownerId: row.owner_id, plan: row.plan, opened: row.pooled !== null, remaining });
+    return this.poolFrom({
+      ownerId: row.owner_id,
+      pool: row.pool,
+      plan: row.plan,
+      opened: row.pooled !== null,
+      remaining,
+    });
   }
 
-  /** The pool of an account row a key store read with the key (opening the account's uses if new). */
+  /** The pool of an account row a key store read with the key (opening the pool's uses if new). */
   async poolFrom(row: AccountRow | null): Promise<Pool | undefined> {
     if (!row) return undefined;
     const plan = planOf(row.plan);
-    if (!row.opened) await this.open(row.ownerId, plan);
-    return { ownerId: row.ownerId, plan, remaining: row.opened ? row.remaining : plan.quota };
+    if (!row.opened) await this.open(row.pool, plan);
+    // Opened just now, or by another account of its mailbox before: read what is left.
+    const remaining = row.opened ? row.remaining : await this.remaining(row.pool);
+    return { id: row.pool, plan, remaining: remaining === undefined ? plan.quota : remaining };
   }
 
-  /** Gives an account its plan's uses, once (its first key, or its first use after this table came). */
+  /**
+   * Gives a pool its plan's uses, once (the first key that spends it, or its first use after this
+   * table came): a mailbox's second account finds its pool open and gets nothing more.
+   */
   async open(ownerId: string, plan: Plan): Promise<void> {
     const now = this.now();
     await this.db

@@ -1,7 +1,7 @@
 // The keys feature's public face: what other features (account, billing), the CLI and the
 // composition root use.
 export { AccountKeys, type AccountPlan, type KeyOverview } from "./account-keys.js";
-export { AccountQuotas, calendarMonth, type QuotaPeriod } from "./account-quota.js";
+export { AccountQuotas, calendarMonth, type QuotaPeriod, quotaPool } from "./account-quota.js";
 export {
   ACTIVITY_EXPIRIES,
   ActivityLog,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { KeyInfo } from "../../ports/key-store.js";
-import { inForce } from "./account-quota.js";
+import { inForce, quotaPool } from "./account-quota.js";
 import type { Plan, PlanName } from "./plans.js";
 
 export type LedgerRow = Selectable<DB["key_ledger"]>;
@@ -29,11 +29,18 @@ export class KeyLedger {
   ) {}
 
   /**
-   * Reserves a key for `ownerId` under `plan`, or says which cap refuses it. One transaction that
-   * first writes the owner's lock row (row lock on PostgreSQL, the write lock on SQLite), so two
-   * concurrent creations by one account are counted one after the other, across instances.
+   * Reserves a key for `ownerId` under `plan`, spending `pool` (quotaPool), or says which cap
+   * refuses it. One transaction that first writes the owner's lock row (row lock on PostgreSQL,
+   * the write lock on SQLite), so two concurrent creations by one account are counted one after
+   * the other, across instances.
    */
-  async reserve(ownerId: string, name: string, plan: Plan, expiresAt: string | null): Promise<Reservation> {
+  async reserve(
+    ownerId: string,
+    pool: string,
+    name: string,
+    plan: Plan,
+    expiresAt: string | null,
+  ): Promise<Reservation> {
     const now = this.now();
     const nowIso = now.toISOString();
     return this.db.transaction().execute(async (trx) => {
@@ -74,7 +81,16 @@ export class KeyLedger {
           expires_at: expiresAt,
           revoked_at: null,
           rolled_at: null,
+          pool,
         })
+        .execute();
+      // The account's other keys on this plan spend the same pool (rows written before pools were per mailbox).
+      await trx
+        .updateTable("key_ledger")
+        .set({ pool })
+        .where("owner_id", "=", ownerId)
+        .where("plan", "=", plan.name)
+        .where("pool", "<>", pool)
         .execute();
       return { ok: true, id } as const;
     });
@@ -134,6 +150,7 @@ export class KeyLedger {
         revoked_at: null,
         rolled_at: null,
         revoked_reason: null,
+        pool: old.pool,
       })
       .execute();
   }
@@ -194,11 +211,14 @@ export class KeyLedger {
       .map((r) => r.key_id as string);
   }
 
-  /** With `email`, only while the account's plan (`account_plans`) is still `plan`. */
-  async setPlan(ownerId: string, plan: PlanName, email?: string): Promise<void> {
-    let update = this.db.updateTable("key_ledger").set({ plan }).where("owner_id", "=", ownerId);
-    if (email !== undefined) update = update.where(inForce(email.toLowerCase(), plan));
-    await update.execute();
+  /** Puts the account's keys on `plan` and its pool, only while the account's plan (`account_plans`) is still `plan`. */
+  async setPlan(ownerId: string, plan: PlanName, email: string): Promise<void> {
+    await this.db
+      .updateTable("key_ledger")
+      .set({ plan, pool: quotaPool(ownerId, email, plan) })
+      .where("owner_id", "=", ownerId)
+      .where(inForce(email.toLowerCase(), plan))
+      .execute();
   }
 }
 

@@ -2,8 +2,8 @@
  * Plans: what a self-service key may do. Every new account is on `free`; `pro` and `scale` are
  * granted by the operator (`almanac plans grant`) or by a purchase (`POST /v1/billing/webhook`).
  * The plan's uses and rate limit belong to the account — all its keys together, rolls included
- * (account-quota.ts, pooled.ts) — and apply to classify and to keyed GETs (a key lifts a
- * GET past the demo tier only within its account's plan).
+ * (account-quota.ts, pooled.ts); free's to its mailbox (quotaPool) — and apply to classify and to
+ * keyed GETs (a key lifts a GET past the demo tier only within its account's plan).
  */
 export interface Plan {
   name: PlanName;

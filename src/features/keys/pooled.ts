@@ -3,12 +3,13 @@ import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-lim
 import { type AccountQuotas, fewer, type Pool } from "./account-quota.js";
 
 /**
- * The key service's account layer: account-page keys spend their account's uses and rate limit (all its keys
+ * The key service's account layer: account-page keys spend their pool's uses and rate limit
+ * (quotaPool: the account's own on a paid plan, its mailbox's on the free one; all their keys
  * together, rolls included), after the key's own limits if it has any. Other keys (made with
  * `almanac keys create`) have only their own.
  */
 export class Pooled implements KeyVerifier {
-  /** This process's calls that hold an account's uses until its rate limit decides, by account. */
+  /** This process's calls that hold a pool's uses until its rate limit decides, by pool. */
   private readonly holding = new Map<string, Set<Promise<void>>>();
 
   constructor(
@@ -24,7 +25,7 @@ export class Pooled implements KeyVerifier {
     // A passing call holds uses (its key's, then its account's) until the account's rate limit
     // has decided; marked at once, before anything else is awaited, so that a concurrent call
     // refused for uses can wait for it (see ratherRateLimited).
-    const release = v.code === "VALID" && v.account && cost > 0 ? this.hold(v.account.ownerId) : undefined;
+    const release = v.code === "VALID" && v.account && cost > 0 ? this.hold(v.account.pool) : undefined;
     try {
       return await this.decide(v, cost, release);
     } finally {
@@ -39,7 +40,7 @@ export class Pooled implements KeyVerifier {
   ): Promise<KeyVerification> {
     if (v.code !== "VALID" || !v.keyId) {
       // The store spent the account's uses with the key (one statement), then refused the call: they go back.
-      if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.ownerId, cost);
+      if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.pool, cost);
       if (v.code !== "USAGE_EXCEEDED" || !v.keyId || cost === 0) return v;
       // Out of the key's own uses: maybe held by calls that the account's rate limit is refusing.
       const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
@@ -64,7 +65,7 @@ export class Pooled implements KeyVerifier {
     // uses are spent below (as on SQLite).
     if (spent === false && remaining !== null) spent = undefined;
     if (spent === undefined && cost > 0 && remaining !== null) {
-      const left = await this.quotas.spend(pool.ownerId, cost);
+      const left = await this.quotas.spend(pool.id, cost);
       spent = left !== undefined;
       if (left !== undefined) remaining = left;
     }
@@ -77,27 +78,27 @@ export class Pooled implements KeyVerifier {
       return this.ratherRateLimited(exhausted, pool);
     }
     const rule = accountRule(pool);
-    const d = await this.limiter.consume(rule, pool.ownerId);
+    const d = await this.limiter.consume(rule, pool.id);
     const ratelimit = tighter(v.ratelimit, accountState(rule, d));
     if (!d.allowed) {
-      if (spent) await this.quotas.credit(pool.ownerId, cost);
+      if (spent) await this.quotas.credit(pool.id, cost);
       return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
     }
     return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
   }
 
-  /** Marks a call of this process as holding `ownerId`'s uses; the function returned ends it (once or more). */
-  private hold(ownerId: string): () => void {
+  /** Marks a call of this process as holding `pool`'s uses; the function returned ends it (once or more). */
+  private hold(pool: string): () => void {
     let settle = () => {};
     const call = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    const calls = this.holding.get(ownerId) ?? new Set();
+    const calls = this.holding.get(pool) ?? new Set();
     calls.add(call);
-    this.holding.set(ownerId, calls);
+    this.holding.set(pool, calls);
     return () => {
       calls.delete(call);
-      if (calls.size === 0 && this.holding.get(ownerId) === calls) this.holding.delete(ownerId);
+      if (calls.size === 0 && this.holding.get(pool) === calls) this.holding.delete(pool);
       settle();
     };
   }
@@ -116,10 +117,10 @@ export class Pooled implements KeyVerifier {
     // The holders in this process settle first (served, or refused and given back), so the
     // window read below counts them; holders in other instances may still be deciding (the
     // reason can then be USAGE_EXCEEDED while uses are coming back).
-    const holders = this.holding.get(pool.ownerId);
+    const holders = this.holding.get(pool.id);
     if (holders) await Promise.all([...holders]);
     const rule = accountRule(pool);
-    const peek = await this.limiter.consume(rule, pool.ownerId, 0);
+    const peek = await this.limiter.consume(rule, pool.id, 0);
     if (peek.remaining > 0) return v;
     return { ...v, code: "RATE_LIMITED", ratelimit: tighter(v.ratelimit, accountState(rule, peek)) };
   }
@@ -128,7 +129,7 @@ export class Pooled implements KeyVerifier {
   async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const found = await this.inner.refund(id, uses, refund);
     const pool = found ? await this.quotas.poolOf(id) : undefined;
-    if (pool && pool.remaining !== null) await this.quotas.credit(pool.ownerId, uses, refund.chargedAt);
+    if (pool && pool.remaining !== null) await this.quotas.credit(pool.id, uses, refund.chargedAt);
     return found;
   }
 }

@@ -112,12 +112,12 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "key
     let key = await verifyKey(c, deps.keys, token, { cost: 0 });
     const row = await deps.keys.accounts.ledger.byKeyId(key.keyId);
     // A month that is over refills now (as its first charged call would), and is read again.
-    if (row && (await deps.keys.accounts.quotas.refillDue(row.owner_id))) {
+    if (row && (await deps.keys.accounts.quotas.refillDue(row.pool))) {
       key = await verifyKey(c, deps.keys, token, { cost: 0 });
     }
     const rl = key.ratelimit;
     const [period, counts, owned] = await Promise.all([
-      row ? deps.keys.accounts.quotas.period(row.owner_id) : undefined,
+      row ? deps.keys.accounts.quotas.period(row.pool) : undefined,
       deps.keys.usage.counts([key.keyId]),
       deps.keys.list(key.ownerId),
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mailboxOf } from "../../src/features/account/address.js";
+import { mailboxOf } from "../../src/lib/mailbox.js";
 
 describe("mailboxOf: one free allowance per mailbox", () => {
   it.each([
