@@ -4,12 +4,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/env.js";
-import { spawnCli, spawnServer } from "./helpers/process.js";
+import { CLOSE, spawnCli, spawnServer } from "./helpers/process.js";
 
 describe("the almanac process", () => {
   it("serves with embedded defaults, and on SIGTERM drains and exits 0", async () => {
     const server = await spawnServer({ DATA_DIR: tempDir() });
-    const res = await fetch(`${server.url}/readyz`);
+    const res = await fetch(`${server.url}/readyz`, CLOSE);
     expect(await res.json()).toEqual({ status: "ready", checks: { database: "ok" } });
     server.proc.kill("SIGTERM");
     expect(await server.exited).toBe(0);
@@ -25,7 +25,7 @@ describe("the almanac process", () => {
       NODE_OPTIONS: `--import ${preload}`,
       RECORD_PACKAGES: record,
     });
-    expect((await fetch(`${server.url}/v1/moon?date=2025-06-01`)).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/moon?date=2025-06-01`, CLOSE)).status).toBe(200);
     server.proc.kill("SIGTERM");
     expect(await server.exited).toBe(0);
     const loaded = new Set(
@@ -50,7 +50,7 @@ describe("the almanac process", () => {
   it("still exits 0 on SIGTERM when nobody reads its log any more (EPIPE on stdout)", async () => {
     const server = await spawnServer({ DATA_DIR: tempDir(), LOG_LEVEL: "info" });
     server.proc.stdout?.destroy(); // the reader is gone: the next log lines meet EPIPE
-    for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
+    for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`, CLOSE);
     server.proc.kill("SIGTERM");
     expect(await server.exited).toBe(0);
   });

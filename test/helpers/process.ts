@@ -14,6 +14,9 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...base, LOG_LEVEL: "warn", ...withRedisNamespace(env) };
 }
 
+/** Fetch options for a request whose socket closes after its answer (no idle keep-alive socket left). */
+export const CLOSE: RequestInit = { headers: { connection: "close" } };
+
 export interface ServerProcess {
   proc: ChildProcess;
   url: string;
@@ -49,7 +52,8 @@ export async function spawnServer(
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`server exited early:\n${out}`);
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
+      // Connection: close, so the probe leaves no idle socket that a SIGTERM would wait out.
+      if ((await fetch(`${url}/healthz`, CLOSE)).ok) break;
     } catch {
       // not listening yet
     }

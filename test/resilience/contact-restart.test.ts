@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ADA, DESK, SENDER } from "../contact/setup.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../helpers/env.js";
 import { type ServerProcess, spawnServer, stop } from "../helpers/process.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
-import { ADA, DESK, SENDER } from "./setup.js";
 
 /** tsx compiles the sources at start: on a loaded machine that takes a while. */
 const SLOW_START = { startTimeoutMs: 60_000 };
