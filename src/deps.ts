@@ -69,6 +69,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     storage,
     db: database.db,
     usage,
+    onEvent: (e) => activity.recordAudit(e),
     // Every verification, outermost first: the throttle learns which tokens are keys; charged calls
     // are counted per key and hour; account-page keys spend their account's uses and rate limit;
     // the adapter looks the key up and spends its own.
@@ -77,7 +78,6 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
       new Counted(usage, new Pooled(new AccountQuotas(database.db), limiter, storage)),
     ),
   });
-  keys.accounts.onEvent = (e) => activity.recordAudit(e);
   return {
     config,
     logger,

@@ -53,14 +53,14 @@ export class AccountKeys {
   readonly plans: PlanStore;
   readonly ledger: KeyLedger;
   readonly quotas: AccountQuotas;
-  /** Where each key event of an account goes (the audit log); set by the composition root. */
-  onEvent: (e: AuditEntry) => void = () => {};
 
+  /** `onEvent`: where each key event of an account goes (the audit log). */
   constructor(
     private readonly keys: KeyStore,
     db: Kysely<DB>,
     private readonly usage: UsageCounter,
     private readonly now: () => Date = () => new Date(),
+    private readonly onEvent: (e: AuditEntry) => void = () => {},
   ) {
     this.plans = new PlanStore(db, now);
     this.ledger = new KeyLedger(db, now);

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import Denque from "denque";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { ScheduledFlush } from "../../lib/scheduled-flush.js";
 
 /** Calls kept per account (the newest), and how long any entry is kept. */
 export const CALL_LOG_LIMIT = 1000;
@@ -8,8 +10,8 @@ export const AUDIT_LOG_LIMIT = 1000;
 const DAY_MS = 86_400_000;
 export const CALL_LOG_KEEP_MS = 30 * DAY_MS;
 export const AUDIT_LOG_KEEP_MS = 365 * DAY_MS;
-/** Entries held in memory at most between two writes (a database down): beyond, the oldest go. */
-const MAX_PENDING = 20_000;
+/** Entries of each log held in memory at most between two writes (a database down): beyond, the oldest go. */
+export const MAX_PENDING = 20_000;
 
 export interface CallEntry {
   ownerId: string;
@@ -46,53 +48,42 @@ export interface CallFilter {
  * their age (ACTIVITY_EXPIRIES). A crash loses at most `flushMs` of entries.
  */
 export class ActivityLog {
-  private calls: CallEntry[] = [];
-  private audits: AuditEntry[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  /** Pending entries, oldest first: a ring of MAX_PENDING each, so dropping the oldest costs O(1). */
+  private readonly calls = new Denque<CallEntry>();
+  private readonly audits = new Denque<AuditEntry>();
+  private readonly writes: ScheduledFlush;
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly opts: { flushMs?: number; onError?: (err: unknown) => void } = {},
-  ) {}
+    opts: { flushMs?: number; onError?: (err: unknown) => void } = {},
+  ) {
+    this.writes = new ScheduledFlush(() => this.write(), { delayMs: opts.flushMs, onError: opts.onError });
+  }
 
   recordCall(e: CallEntry): void {
-    if (this.calls.length >= MAX_PENDING) this.calls.shift();
-    this.calls.push(e);
-    this.schedule();
+    pushBounded(this.calls, e);
+    this.writes.schedule();
   }
 
   recordAudit(e: AuditEntry): void {
-    if (this.audits.length >= MAX_PENDING) this.audits.shift();
-    this.audits.push(e);
-    this.schedule();
-  }
-
-  private schedule() {
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.flush().catch((err: unknown) => this.opts.onError?.(err));
-    }, this.opts.flushMs ?? 1000);
-    this.timer.unref?.();
+    pushBounded(this.audits, e);
+    this.writes.schedule();
   }
 
   /** Writes what is pending; what fails to write is kept for the next flush. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.catch(() => undefined).then(() => this.write());
-    return this.flushing;
+    return this.writes.flush();
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+  close(): Promise<void> {
+    return this.writes.close();
   }
 
   private async write(): Promise<void> {
-    const calls = newestPerOwner(this.calls, CALL_LOG_LIMIT);
-    const audits = this.audits;
-    this.calls = [];
-    this.audits = [];
+    const calls = newestPerOwner(this.calls.toArray(), CALL_LOG_LIMIT);
+    const audits = this.audits.toArray();
+    this.calls.clear();
+    this.audits.clear();
     try {
       for (let i = 0; i < calls.length; i += 500) {
         await this.db
@@ -128,8 +119,8 @@ export class ActivityLog {
           .execute();
       }
     } catch (err) {
-      this.calls = [...calls, ...this.calls];
-      this.audits = [...audits, ...this.audits];
+      putBack(this.calls, calls);
+      putBack(this.audits, audits);
       throw err;
     }
     for (const owner of new Set(calls.map((e) => e.ownerId))) await this.trim("call_log", owner, CALL_LOG_LIMIT);
@@ -201,6 +192,17 @@ function newestPerOwner(entries: CallEntry[], limit: number): CallEntry[] {
     kept.push(e);
   }
   return kept.reverse();
+}
+
+/** Appends `e`, dropping the oldest entry when MAX_PENDING are pending. */
+function pushBounded<T>(queue: Denque<T>, e: T): void {
+  if (queue.length >= MAX_PENDING) queue.shift();
+  queue.push(e);
+}
+
+/** Puts entries that failed to write back before those recorded since, as long as there is room (the oldest go). */
+function putBack<T>(queue: Denque<T>, entries: T[]): void {
+  for (let i = entries.length - 1; i >= 0 && queue.length < MAX_PENDING; i--) queue.unshift(entries[i] as T);
 }
 
 /** The logs' rows for the expired-rows sweep (db/expired-rows.ts). */

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import type { KeyStore, KeyVerifier } from "../../ports/key-store.js";
 import { AccountKeys } from "./account-keys.js";
+import type { AuditEntry } from "./activity-log.js";
 import type { UsageCounter } from "./usage.js";
 
 export interface KeyServiceParts {
@@ -16,6 +17,8 @@ export interface KeyServiceParts {
   db: Kysely<DB>;
   usage: UsageCounter;
   now?: () => Date;
+  /** Where each key event of an account goes (the audit log); nowhere when unset. */
+  onEvent?: (e: AuditEntry) => void;
 }
 
 /**
@@ -41,7 +44,7 @@ export class KeyService implements KeyStore {
     const { storage, verifier, usage } = parts;
     this.storage = storage;
     this.usage = usage;
-    this.accounts = new AccountKeys(storage, parts.db, usage, parts.now);
+    this.accounts = new AccountKeys(storage, parts.db, usage, parts.now, parts.onEvent);
     // The verifier's own functions: the hot path gains no layer here.
     this.verify = verifier.verify.bind(verifier);
     this.refund = verifier.refund.bind(verifier);

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { ScheduledFlush } from "../../lib/scheduled-flush.js";
 
 export interface UsageCounts {
   last24h: number;
@@ -30,14 +31,15 @@ export const hourOf = (d: Date): string => d.toISOString().slice(0, 13);
  */
 export class UsageCounter {
   private pending = new Map<string, { allowed: number; refused: number }>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly writes: ScheduledFlush;
   private prunedHour = "";
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly opts: { now?: () => Date; flushMs?: number; onError?: (err: unknown) => void } = {},
-  ) {}
+  ) {
+    this.writes = new ScheduledFlush(() => this.write(), { delayMs: opts.flushMs, onError: opts.onError });
+  }
 
   /** This counter's clock. */
   now(): Date {
@@ -60,20 +62,12 @@ export class UsageCounter {
     if (outcome === "refunded") tally.allowed -= n;
     else tally[outcome] += n;
     this.pending.set(slot, tally);
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.flush().catch((err: unknown) => this.opts.onError?.(err));
-    }, this.opts.flushMs ?? 1000);
-    this.timer.unref?.();
+    this.writes.schedule();
   }
 
-  /**
-   * Writes the tally; counts that fail to write are kept for the next flush. A failed write does
-   * not stop the next (chained after it settles, whatever its outcome).
-   */
+  /** Writes the tally; counts that fail to write are kept for the next flush. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.catch(() => undefined).then(() => this.write());
-    return this.flushing;
+    return this.writes.flush();
   }
 
   private async write(): Promise<void> {
@@ -167,9 +161,7 @@ export class UsageCounter {
     return { from, perDay, refusedPerDay };
   }
 
-  async close(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+  close(): Promise<void> {
+    return this.writes.close();
   }
 }

@@ -1,0 +1,122 @@
+/**
+ * The per-call cost of one part of classify, A/B: the same build started twice in one run, without
+ * the part (A) and with it as served (B), called alternately with autocannon (10 connections) on
+ * `POST /v1/vibe/classify`. The part is the variant named first on the command line:
+ *
+ * - `call-log`: the log of each account's keyed calls (a key with an owner, no plan);
+ * - `usage-accounting`: the key service's composed layers (counts per key and hour, the account
+ *   layer, the throttle) against the bare key store.
+ *
+ * `node --import tsx bench/classify-ab.ts <variant>` (BENCH_SECONDS, default 5; BENCH_PAIRS, default 3;
+ * DATABASE_URL to run on PostgreSQL). Prints one JSON line: the rates, their ratio (B / A) and the
+ * extra microseconds a call spends with the part.
+ */
+import autocannon from "autocannon";
+import pino from "pino";
+import { createKeyStore } from "../src/adapters/keys/factory.js";
+import { type App, createApp } from "../src/app.js";
+import type { AppDeps } from "../src/app-deps.js";
+import { type Config, parseConfig } from "../src/config.js";
+import { buildDeps, closeDeps } from "../src/deps.js";
+import { KeyService } from "../src/features/keys/index.js";
+import { startServer } from "../src/server.js";
+import { tempDir } from "../test/helpers/env.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const CONNECTIONS = 10;
+
+interface Variant {
+  /** The app without (`on` false) or with the part, and the key to call it with. */
+  build(deps: AppDeps, config: Config, on: boolean): Promise<{ app: App; key: string }>;
+  /** What the B side did, for the report (optional). */
+  report?(deps: AppDeps): Promise<Record<string, unknown>>;
+}
+
+const VARIANTS: Record<string, Variant> = {
+  "call-log": {
+    async build(deps, config, on) {
+      const app = createApp({ ...deps, activity: on ? deps.activity : undefined });
+      const { key } = await deps.keys.create({
+        name: "bench",
+        ownerId: "bench-owner",
+        permissions: [config.KEY_PERMISSION],
+      });
+      return { app, key };
+    },
+    report: async (deps) => ({ calls_logged: (await deps.activity?.listCalls("bench-owner", {}, 5))?.length ?? 0 }),
+  },
+  "usage-accounting": {
+    async build(deps, config, on) {
+      const storage = createKeyStore(config, deps.database, deps.limiter);
+      const keys = on
+        ? deps.keys
+        : new KeyService({ storage, verifier: storage, db: deps.database.db, usage: deps.keys.usage });
+      const { key } = await keys.create({ name: "bench", permissions: [config.KEY_PERMISSION] });
+      return { app: createApp({ ...deps, keys }), key };
+    },
+  },
+};
+
+async function start(variant: Variant, on: boolean) {
+  const config = parseConfig({
+    DATA_DIR: tempDir(),
+    LOG_LEVEL: "silent",
+    ...(process.env.DATABASE_URL && { DATABASE_URL: process.env.DATABASE_URL }),
+  });
+  const deps = await buildDeps(config, pino({ level: "silent" }));
+  const { app, key } = await variant.build(deps, config, on);
+  const server = await startServer(app, deps, { port: 0, host: "127.0.0.1" });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    key,
+    deps,
+    close: async () => {
+      await server.close();
+      await closeDeps(deps);
+    },
+  };
+}
+
+async function run(target: { url: string; key: string }): Promise<number> {
+  const result = await autocannon({
+    url: `${target.url}/v1/vibe/classify`,
+    method: "POST",
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { "content-type": "application/json", authorization: `Bearer ${target.key}` },
+    body: '["What a lovely day"]',
+  });
+  if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers`);
+  return result.requests.average;
+}
+
+const name = process.argv[2] ?? "";
+const variant = VARIANTS[name];
+if (!variant) {
+  console.error(`usage: bench/classify-ab.ts <${Object.keys(VARIANTS).join("|")}>`);
+  process.exit(2);
+}
+const without = await start(variant, false);
+const withPart = await start(variant, true);
+const rates: { without: number[]; with: number[] } = { without: [], with: [] };
+for (let i = 0; i < PAIRS; i++) {
+  rates.without.push(await run(without));
+  rates.with.push(await run(withPart));
+}
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const a = mean(rates.without);
+const b = mean(rates.with);
+console.log(
+  JSON.stringify({
+    variant: name,
+    without_req_per_s: Math.round(a),
+    with_req_per_s: Math.round(b),
+    ratio: Number((b / a).toFixed(3)),
+    extra_us_per_call: Math.round((1e6 / b - 1e6 / a) * CONNECTIONS),
+    ...(await variant.report?.(withPart.deps)),
+    runs: rates,
+  }),
+);
+await without.close();
+await withPart.close();
