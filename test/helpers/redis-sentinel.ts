@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { canRun, tempDir } from "./env.js";
@@ -8,7 +8,31 @@ import { freePort } from "./redis-server.js";
 /** Debian's redis-sentinel is redis-server in Sentinel mode; either binary runs it. */
 export const hasRedisSentinel = canRun("redis-server", ["--version"]) && canRun("redis-sentinel", ["--version"]);
 
-export const SENTINEL_NAME = "almanac";
+/** The repository's own Sentinel configuration (deploy/compose.yaml runs three of it). */
+const DEPLOYED = readFileSync(new URL("../../deploy/sentinel.conf", import.meta.url), "utf8");
+const MONITOR = /^sentinel monitor (\S+) \S+ \d+ (\d+)$/m;
+
+/** The primary's name in deploy/sentinel.conf (REDIS_SENTINEL_NAME). */
+export const SENTINEL_NAME = MONITOR.exec(DEPLOYED)?.[1] ?? "";
+
+/**
+ * deploy/sentinel.conf for a Sentinel on `port` watching 127.0.0.1:`primary`, tuned to notice and
+ * fail over within a second or two; it writes only under `dir`.
+ */
+function sentinelConf(port: number, primary: number, dir: string): string {
+  const rewrite: [RegExp, string][] = [
+    [/^port \d+$/m, `port ${port}\nbind 127.0.0.1\ndir ${dir}`],
+    [MONITOR, `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary} $2`],
+    [/^(sentinel down-after-milliseconds \S+) \d+$/m, "$1 1000"],
+    [/^(sentinel failover-timeout \S+) \d+$/m, "$1 5000"],
+  ];
+  let conf = DEPLOYED;
+  for (const [pattern, line] of rewrite) {
+    if (!pattern.test(conf)) throw new Error(`deploy/sentinel.conf has no line ${pattern} for this harness to rewrite`);
+    conf = conf.replace(pattern, line);
+  }
+  return conf;
+}
 
 /** Runs `bin args` until it prints `ready`; killed with the group. */
 async function launch(bin: string, args: string[], ready: string): Promise<ChildProcess> {
@@ -39,8 +63,8 @@ const until = async (what: string, ok: () => Promise<boolean>, ms = 20_000): Pro
 
 /**
  * A private Sentinel deployment on free ports: one primary, one replica of it, and three
- * Sentinels monitoring it as SENTINEL_NAME (quorum 2), tuned to notice and fail over in about a
- * second. Nothing is written outside a temporary directory (the Sentinels' files, the replica's first sync).
+ * Sentinels running deploy/sentinel.conf (see sentinelConf). Nothing is written outside a
+ * temporary directory (the Sentinels' files, each data node's RDB file of a replica's sync).
  */
 export class SentinelGroup {
   private readonly procs: ChildProcess[] = [];
@@ -56,31 +80,32 @@ export class SentinelGroup {
     const dir = tempDir("almanac-sentinel-");
     // A replica's first sync makes the primary write an RDB file: into the temporary directory,
     // never the working directory.
-    const data = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir];
-    g.procs.push(await launch("redis-server", ["--port", String(primary), ...data], "Ready to accept connections"));
+    const data = (port: number) => [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--dbfilename",
+      `dump-${port}.rdb`,
+    ];
+    g.procs.push(await launch("redis-server", data(primary), "Ready to accept connections"));
     g.procs.push(
       await launch(
         "redis-server",
-        ["--port", String(replica), ...data, "--replicaof", "127.0.0.1", String(primary)],
+        [...data(replica), "--replicaof", "127.0.0.1", String(primary)],
         "Ready to accept connections",
       ),
     );
     for (const port of g.sentinelPorts) {
       // Each Sentinel rewrites its own file (it records the replicas and the other Sentinels it learns).
       const file = join(dir, `sentinel-${port}.conf`);
-      writeFileSync(
-        file,
-        [
-          `port ${port}`,
-          "bind 127.0.0.1",
-          `dir ${dir}`,
-          `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
-          `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
-          "",
-        ].join("\n"),
-      );
+      writeFileSync(file, sentinelConf(port, primary, dir));
       g.procs.push(await launch("redis-sentinel", [file], "Sentinel ID is"));
     }
     await g.settled(primary);
