@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +10,7 @@ import { pinSelf, rssMb, sampleRss } from "./procs.js";
 import { topFunctions } from "./profile-top.js";
 import { type Check, checks, cpuRatio, halfCheck, machine, type Row, ratio, table } from "./report.js";
 import { stallWatch } from "./server-stalls.js";
-import { createKey, type Server, startAlmanac, startYardstick } from "./servers.js";
+import { buildBundle, createKey, type Server, startAlmanac, startYardstick } from "./servers.js";
 import { postgresSchema, REDIS_URL, resetRedis } from "./services.js";
 
 const ONLY = process.env.BENCH_ONLY?.split(",").filter(Boolean);
@@ -44,10 +43,7 @@ async function probe(t: Target): Promise<void> {
 }
 
 async function main() {
-  // Measure what `npm start` runs after `npm ci`: the bundle. bin/almanac.js ignores a bundle
-  // older than any source file and runs the sources through tsx instead (slower to start,
-  // ~60 MB more), so an edited or freshly checked-out tree is rebuilt first.
-  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+  buildBundle();
   const pinned = pinSelf();
   const info = machine(pinned, CONNECTIONS, DURATION, WARMUP);
   log(`Node ${process.version}, ${sqliteDriverLabel()}`);

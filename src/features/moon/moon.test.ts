@@ -65,6 +65,40 @@ describe("GET /v1/moon", () => {
     expect(body.units.distance_km).toBe("kilometres");
   });
 
+  it("keeps a pinned answer per query: two apps asked the same queries in opposite orders answer each alike", async () => {
+    // Queries of one date that differ in one part each (date form, tz, place, phases): a kept
+    // answer found under another query's key would differ between the two orders.
+    const queries = [
+      "?date=2024-01-25",
+      "?date=2024-01-25&tz=Asia/Tokyo",
+      "?date=2024-01-25&lat=51.5&lon=-0.1",
+      "?date=2024-01-25&lat=51.5&lon=-0.2",
+      "?date=2024-01-25&lat=-33.9&lon=-0.1",
+      "?date=2024-01-25&lat=51.5&lon=-0.1&tz=UTC",
+      "?date=2024-01-25&phases=2",
+      "?date=2024-01-25T13:00:00",
+      "?date=2024-01-25T12:00:00Z&tz=Asia/Tokyo",
+      "?date=2024-01-26",
+    ];
+    const other = await testApp({ DEMO_HOURLY_LIMIT: "100000" });
+    try {
+      const answer = async (app: TestApp, query: string) => {
+        const res = await app.app.request(`/v1/moon${query}`);
+        expect(res.status, query).toBe(200);
+        return `${res.headers.get("etag")} ${await res.text()}`;
+      };
+      const forward = [];
+      for (const q of queries) forward.push(await answer(t, q));
+      const backward = [];
+      for (const q of [...queries].reverse()) backward.push(await answer(other, q));
+      expect(backward.reverse()).toEqual(forward);
+      expect(new Set(forward).size).toBe(queries.length);
+      for (const [i, q] of queries.entries()) expect(await answer(t, q)).toBe(forward[i]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("names the days between principal phases by elongation", async () => {
     expect((await get("?date=2024-01-24")).body.phase.key).toBe("waxing_gibbous");
     expect((await get("?date=2024-01-27")).body.phase.key).toBe("waning_gibbous");

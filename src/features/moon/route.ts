@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../app-deps.js";
-import { taggedJson } from "../../http/http-cache.js";
+import { keptJson, type TaggedJson, tagged } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
@@ -80,15 +81,21 @@ const route = createRoute({
 export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
   const zones = new TimeZones();
   const moon = new MoonCalculator(zones);
+  // An answer pinned by its date depends on the query alone: its bytes and ETag, made once per
+  // query (a keyed GET, or any GET with the answer cache off, comes here every time).
+  const pinned = new LRUCache<string, TaggedJson>({ max: 2_000 });
   openapiRoute(app, route, (c) => {
     const query = c.req.valid("query");
     const zone = resolveZone(query.tz, query.lat, query.lon);
+    const phases = query.phases ?? 4;
+    const key = query.date === undefined ? undefined : `${query.date} ${zone} ${query.lat} ${query.lon} ${phases}`;
+    const kept = key === undefined ? undefined : pinned.get(key);
+    if (kept) return keptJson<MoonResponseBody>(c, kept);
     const when = resolveWhen(query.date, zone, deps.now(), zones);
     const observer =
       query.lat !== undefined && query.lon !== undefined ? { lat: query.lat, lon: query.lon } : undefined;
-    const report = moon.report({ at: when.at, day: when.day, phases: query.phases ?? 4, observer });
-    const { at, ...rest } = report;
-    return taggedJson(c, {
+    const { at, ...rest } = moon.report({ at: when.at, day: when.day, phases, observer });
+    const answer = tagged({
       at,
       date: when.day.date,
       tz: zone,
@@ -96,5 +103,7 @@ export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now"
       ...rest,
       units: MOON_UNITS,
     } satisfies MoonResponseBody);
+    if (key !== undefined) pinned.set(key, answer);
+    return keptJson<MoonResponseBody>(c, answer);
   });
 }

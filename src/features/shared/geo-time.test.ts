@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
 import { propertyRuns, sampled } from "../../../test/helpers/env.js";
-import { isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
+import { isDateOrDateTime, isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
 
 /**
  * The per-hour offset cache (TimeZones) against plain luxon: the same ISO strings and local
@@ -173,5 +173,25 @@ describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 },
     }
     expect(today.get("Asia/Tokyo", new Date(Date.UTC(2024, 0, 1, 14, 59, 59, 999)))).toBe("2024-01-01");
     expect(today.get("Asia/Tokyo", new Date(Date.UTC(2024, 0, 1, 15)))).toBe("2024-01-02");
+  });
+});
+
+describe("the date parameter's check", () => {
+  it("takes a YYYY-MM-DD exactly when luxon reads it as a real day (every month 00–13 and day 00–32 of years 1000–2999)", () => {
+    const two = (n: number) => String(n).padStart(2, "0");
+    const disagree: string[] = [];
+    let real = 0;
+    for (const year of sampled(Array.from({ length: 2000 }, (_, i) => 1000 + i))) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) {
+          const date = `${year}-${two(month)}-${two(day)}`;
+          const valid = DateTime.fromISO(date, { zone: "UTC" }).isValid;
+          if (isDateOrDateTime(date) !== valid) disagree.push(date);
+          if (valid) real++;
+        }
+      }
+    }
+    expect(disagree).toEqual([]);
+    expect(real).toBeGreaterThan(propertyRuns(2000) * 365);
   });
 });

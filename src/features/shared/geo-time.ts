@@ -100,9 +100,12 @@ const DAY =
 const TIME = "[Tt](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:[Zz]|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?";
 const DATE_OR_DATE_TIME = new RegExp(`^(?:${DAY})(?:${TIME})?$`);
 
-/** True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real day or instant. */
+/**
+ * True for `YYYY-MM-DD` or an ISO 8601 date-time (offset optional) that names a real day or instant.
+ * The pattern alone decides a date (DAY is the calendar); luxon also reads a date-time.
+ */
 export function isDateOrDateTime(value: string): boolean {
-  return DATE_OR_DATE_TIME.test(value) && DateTime.fromISO(value, { zone: "UTC" }).isValid;
+  return DATE_OR_DATE_TIME.test(value) && (DATE_ONLY.test(value) || DateTime.fromISO(value, { zone: "UTC" }).isValid);
 }
 
 /**

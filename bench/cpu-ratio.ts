@@ -1,0 +1,66 @@
+/**
+ * CPU per request of one Almanac GET against the yardstick's, interleaved: the two servers run
+ * side by side and take turns, `ROUNDS` times, each turn a fixed number of requests (autocannon,
+ * 50 connections) with the server's user + system CPU time read from /proc before and after. The
+ * ratio of each pair (yardstick's CPU per request over Almanac's) is printed, then the median:
+ * the "× yardstick by CPU" of `npm run bench`, steadier on a shared host because the two sides of
+ * a pair meet the same background load. `node --import tsx bench/cpu-ratio.ts [path]`; the
+ * default path is the bench's moon row with the answer cache off (ANSWER_CACHE_MB=0, every call
+ * through the app). RATIO_ROUNDS (7), RATIO_REQUESTS (20000), RATIO_ENV (extra server
+ * environment as NAME=VALUE,…; default ANSWER_CACHE_MB=0), RATIO_CPU_PROF (a directory: the
+ * server writes a V8 CPU profile there when it exits; bench/profile-top.ts summarises it).
+ */
+import autocannon from "autocannon";
+import { cpuMs } from "./procs.js";
+import { buildBundle, type Server, startAlmanac, startYardstick } from "./servers.js";
+
+const PATH = process.argv[2] ?? "/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12";
+const ROUNDS = Number(process.env.RATIO_ROUNDS ?? 7);
+const REQUESTS = Number(process.env.RATIO_REQUESTS ?? 20_000);
+const ENV = Object.fromEntries(
+  (process.env.RATIO_ENV ?? "ANSWER_CACHE_MB=0")
+    .split(",")
+    .filter(Boolean)
+    .map((kv) => kv.split("=", 2) as [string, string]),
+);
+
+/** The server's CPU µs per request over `amount` requests to `url`. */
+async function cpuPerRequest(server: Server, url: string, amount: number): Promise<number> {
+  const pid = server.child.pid;
+  const cpu0 = cpuMs(pid);
+  const r = await autocannon({ url, connections: 50, amount });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return ((cpuMs(pid) - cpu0) * 1000) / r.requests.total;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+buildBundle();
+const yard = await startYardstick();
+const almanac = await startAlmanac({ env: ENV, cpuProfDir: process.env.RATIO_CPU_PROF });
+try {
+  const target = `${almanac.url}${PATH}`;
+  // Warm-up: JIT and caches on both.
+  await cpuPerRequest(yard, `${yard.url}/`, REQUESTS);
+  await cpuPerRequest(almanac, target, REQUESTS);
+  const ratios: number[] = [];
+  const mine: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const y = await cpuPerRequest(yard, `${yard.url}/`, REQUESTS);
+    const a = await cpuPerRequest(almanac, target, REQUESTS);
+    ratios.push(y / a);
+    mine.push(a);
+    console.log(
+      `round ${i + 1}: yardstick ${y.toFixed(1)} µs, almanac ${a.toFixed(1)} µs, ratio ${(y / a).toFixed(3)}`,
+    );
+  }
+  console.log(
+    `GET ${PATH} (${Object.entries(ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ")}): median ${median(mine).toFixed(1)} µs of CPU per request, ` +
+      `median ratio ${median(ratios).toFixed(3)} × yardstick by CPU (${ROUNDS} interleaved rounds of ${REQUESTS})`,
+  );
+} finally {
+  await almanac.close();
+  await yard.close();
+}
