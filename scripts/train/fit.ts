@@ -31,6 +31,27 @@ export interface Settings {
   balance: number;
   /** Share of the calibration fit given to texts scored in-domain (the rest: across corpora). */
   calMix: number;
+  /** `balance` of the calibration fit's rows. */
+  calBalance: number;
+  /**
+   * The model is the mean of the full model and the models trained each without one of its
+   * corpora (those the calibration is fitted with): still one linear model, as fast and as large.
+   */
+  ensemble: boolean;
+}
+
+/** The mean of linear models' weights (float, before quantisation): one linear model. */
+export function meanModel(models: readonly LinearModel[]): LinearModel {
+  const first = models[0] as LinearModel;
+  const weights = new Float32Array(first.weights.length);
+  const dense = new Float64Array(first.dense.length);
+  for (const m of models) {
+    for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) + (m.weights[j] as number);
+    for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) + (m.dense[j] as number);
+  }
+  for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) / models.length;
+  for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) / models.length;
+  return { ...first, weights, dense };
 }
 
 /** Sparse and dense features of every text, hashed into 2^MAX_BITS buckets (masked down when trained). */

@@ -1,7 +1,9 @@
 /**
  * Scores of probability triples (positive, neutral, negative) against 3-class and binary truth:
  * accuracy (Wilson 95 % interval), macro-F1, log-loss, Brier and ECE (percentile bootstrap 95 %
- * intervals, 200 seeded resamples), binary accuracy (positive when p(positive) ≥ p(negative)).
+ * intervals, 200 seeded resamples), binary accuracy (positive when p(positive) ≥ p(negative)) and
+ * balanced binary accuracy (the mean of the positive and the negative texts' binary accuracy, so a
+ * model gains nothing from leaning toward the set's more frequent polarity; bootstrap interval).
  * ECE: the standard top-label ECE (Guo et al. 2017): confidence of the predicted class against
  * its accuracy in 15 equal-width bins ((m−1)/15, m/15], weighted by the share of texts in each.
  */
@@ -32,6 +34,7 @@ export interface Metrics {
   ece: Interval;
   binaryN: number;
   binaryAccuracy: Interval;
+  balancedBinary: Interval;
 }
 
 function wilson(right: number, n: number): Interval {
@@ -58,6 +61,7 @@ function point(probs: ArrayLike<number>, ex: readonly Labelled[], rows: ArrayLik
   const fn = [0, 0, 0];
   let ll = 0;
   let brier = 0;
+  const polar = [0, 0, 0, 0]; // positive texts, right; negative texts, right
   const bins = Array.from({ length: ECE_BINS }, () => [0, 0, 0]);
   for (let r = 0; r < rows.length; r++) {
     const i = rows[r] as number;
@@ -70,6 +74,13 @@ function point(probs: ArrayLike<number>, ex: readonly Labelled[], rows: ArrayLik
     }
     ll -= Math.log(Math.max(1e-12, probs[i * 3 + y] as number));
     for (let c = 0; c < 3; c++) brier += ((probs[i * 3 + c] as number) - (c === y ? 1 : 0)) ** 2;
+    const b = (ex[i] as Labelled).binary;
+    if (b !== null) {
+      const at = b === 0 ? 0 : 2;
+      polar[at] = (polar[at] as number) + 1;
+      if ((probs[i * 3] as number) >= (probs[i * 3 + 2] as number) === (b === 0))
+        polar[at + 1] = (polar[at + 1] as number) + 1;
+    }
     const conf = probs[i * 3 + k] as number;
     const bin = bins[eceBin(conf)] as number[];
     bin[0] = (bin[0] as number) + 1;
@@ -83,7 +94,9 @@ function point(probs: ArrayLike<number>, ex: readonly Labelled[], rows: ArrayLik
     f1 += d ? (2 * (tp[c] as number)) / d : 0;
   }
   const ece = eceOf(bins, n);
-  return { macroF1: f1 / 3, logLoss: ll / n, brier: brier / n, ece };
+  const recall = (at: number) =>
+    (polar[at] as number) ? (polar[at + 1] as number) / (polar[at] as number) : Number.NaN;
+  return { macroF1: f1 / 3, logLoss: ll / n, brier: brier / n, ece, balancedBinary: (recall(0) + recall(2)) / 2 };
 }
 
 export function score(probs: ArrayLike<number>, ex: readonly Labelled[], seed = 7): Metrics {
@@ -122,5 +135,6 @@ export function score(probs: ArrayLike<number>, ex: readonly Labelled[], seed = 
     ece: interval("ece"),
     binaryN: binN,
     binaryAccuracy: wilson(binRight, binN),
+    balancedBinary: interval("balancedBinary"),
   };
 }

@@ -58,6 +58,28 @@ export interface FeatureOptions {
   bigrams: boolean;
   /** Hashed character 3-grams of every word of 3 or more characters, with ^ and $ at its ends. */
   charGrams: boolean;
+  /** MARKET_WORDS join the lexicon features (absent: they do not). */
+  market?: boolean;
+}
+
+/**
+ * Words of market direction that VADER's lexicon lacks (prices, ratings and forecasts going up
+ * or down), with a valence on its scale. Chosen from what the words mean, not from any corpus.
+ */
+export const MARKET_WORDS: ReadonlyMap<string, number> = new Map([
+  ...words(
+    1.5,
+    "rise rises rising rose risen surge surges surged surging soar soars soared soaring rally rallies rallied rallying rebound rebounds rebounded jumps jumped climbs climbed climbing upgrade upgrades upgraded outperform outperforms outperformed bullish exceeds exceeded beats higher",
+  ),
+  ...words(
+    -1.5,
+    "fall falls fell plunge plunges plunged plunging tumble tumbles tumbled slump slumps slumped sinks sank slides slid sliding decline declines declined declining downgrade downgrades downgraded underperform underperforms underperformed bearish slips slipped dips dipped plummets plummeted selloff layoffs bankruptcy down drops dropped dropping",
+  ),
+  ...words(-0.8, "trims trimmed"),
+]);
+
+function words(valence: number, list: string): [string, number][] {
+  return list.split(" ").map((w) => [w, valence]);
 }
 
 export const DEFAULT_FEATURES: Readonly<FeatureOptions> = { negation: "window", bigrams: false, charGrams: false };
@@ -236,7 +258,7 @@ export function featurize(
       const padded = `^${w}$`;
       for (let j = 0; j + 3 <= padded.length; j++) push(hashString(padded.slice(j, j + 3), CHARGRAM));
     }
-    let v = LEXICON.get(w);
+    let v = LEXICON.get(w) ?? (opts.market ? MARKET_WORDS.get(w) : undefined);
     if (v !== undefined) {
       hits++;
       if (word.upper && capDiff) v += v > 0 ? 0.733 : -0.733;

@@ -5,7 +5,7 @@ import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
 export const MODEL_NAME = "almanac-sentiment-lr";
-export const MODEL_VERSION = "2.0.0";
+export const MODEL_VERSION = "2.1.0";
 
 const MAGIC = "ALSENT01";
 
@@ -20,7 +20,7 @@ interface Header {
   temperature: number;
   gain: [number, number, number];
   bias: [number, number, number];
-  /** The sparse features (negation scope, bigrams, character 3-grams). */
+  /** The sparse features (negation scope, bigrams, character 3-grams, market words). */
   features: FeatureOptions;
 }
 

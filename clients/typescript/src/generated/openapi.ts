@@ -3198,7 +3198,7 @@ export interface operations {
                      *       "model": {
                      *         "provider": "embedded",
                      *         "name": "almanac-sentiment-lr",
-                     *         "version": "2.0.0"
+                     *         "version": "2.1.0"
                      *       },
                      *       "labels": [
                      *         "positive",
@@ -3209,31 +3209,31 @@ export interface operations {
                      *         {
                      *           "index": 0,
                      *           "label": "positive",
-                     *           "confidence": 0.9744516763835412,
+                     *           "confidence": 0.9744564107918207,
                      *           "scores": {
-                     *             "positive": 0.9744516763835412,
-                     *             "neutral": 0.0239738321886178,
-                     *             "negative": 0.001574491427840997
+                     *             "positive": 0.9744564107918207,
+                     *             "neutral": 0.02417693208799663,
+                     *             "negative": 0.0013666571201825432
                      *           }
                      *         },
                      *         {
                      *           "index": 1,
                      *           "label": "neutral",
-                     *           "confidence": 0.5256719593432215,
+                     *           "confidence": 0.5304557360591831,
                      *           "scores": {
-                     *             "positive": 0.19996625974082743,
-                     *             "neutral": 0.5256719593432215,
-                     *             "negative": 0.2743617809159512
+                     *             "positive": 0.22211837719506064,
+                     *             "neutral": 0.5304557360591831,
+                     *             "negative": 0.24742588674575633
                      *           }
                      *         },
                      *         {
                      *           "index": 2,
                      *           "label": "negative",
-                     *           "confidence": 0.7107441976045062,
+                     *           "confidence": 0.7294568941724927,
                      *           "scores": {
-                     *             "positive": 0.11776443173341457,
-                     *             "neutral": 0.17149137066207923,
-                     *             "negative": 0.7107441976045062
+                     *             "positive": 0.11538832001466326,
+                     *             "neutral": 0.15515478581284403,
+                     *             "negative": 0.7294568941724927
                      *           }
                      *         }
                      *       ],
