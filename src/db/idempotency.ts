@@ -64,13 +64,13 @@ export class SqlIdempotencyStore implements IdempotencyStore {
           })
           .onConflict((oc) => oc.doNothing()),
       );
-      if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false };
+      if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false, charged: false };
       const [row] = (
         await this.run(
           this.db
             .selectFrom("idempotency")
             .where(at(ref))
-            .select(["body_hash", "status", "response", "owner", "lease_until", "created_at"]),
+            .select(["body_hash", "status", "response", "owner", "lease_until", "created_at", "charged"]),
         )
       ).rows;
       if (!row) continue; // released or expired between the insert and the read
@@ -91,10 +91,12 @@ export class SqlIdempotencyStore implements IdempotencyStore {
           eb.and([
             row.owner === null ? eb("owner", "is", null) : eb("owner", "=", row.owner),
             eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", nowIso)]),
+            // As read: a charge recorded or taken back meanwhile is looked at again.
+            eb("charged", "=", row.charged),
           ]),
         )
         .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) > 0) return { kind: "owned", owner, takeover: true };
+      if (Number(taken.numUpdatedRows) > 0) return { kind: "owned", owner, takeover: true, charged: row.charged === 1 };
       // Another request took it over (or it was completed or renewed) meanwhile: look again.
     }
     return { kind: "in_progress" };
@@ -122,6 +124,16 @@ export class SqlIdempotencyStore implements IdempotencyStore {
 
   async release(ref: IdempotencyRef, owner: string): Promise<void> {
     await this.db.deleteFrom("idempotency").where(heldBy(ref, owner)).execute();
+  }
+
+  async markCharged(ref: IdempotencyRef, owner: string, charged: boolean): Promise<boolean> {
+    const res = await this.run(
+      this.db
+        .updateTable("idempotency")
+        .where(heldBy(ref, owner))
+        .set({ charged: charged ? 1 : 0 }),
+    );
+    return Number(res.numAffectedRows ?? 0) > 0;
   }
 
   async lapse(ref: IdempotencyRef, owner: string): Promise<void> {

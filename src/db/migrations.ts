@@ -276,6 +276,16 @@ const migrations: Record<string, Migration> = {
       await poolFreeAccountsByMailbox(db);
     },
   },
+  // idempotency: whether the claim's holder was charged for its key's call, so a request that
+  // takes over a claim whose holder was cut pays exactly when the holder did not.
+  "034_idempotency_charged": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable("idempotency")
+        .addColumn("charged", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
   "019_keys_account_quota": {
     async up(db: Kysely<unknown>) {
       for (const column of ["replaces", "quota_of", "rolled_at"]) {

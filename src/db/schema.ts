@@ -1,4 +1,4 @@
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 /**
  * Tables of the project's own database (better-auth's tables are created by better-auth
@@ -23,6 +23,8 @@ export interface DB {
     owner: string | null;
     /** ISO time the holder's lease ends; null once complete (or on rows from before leases). */
     lease_until: string | null;
+    /** 1 while the claim holds a charge for its call (classify: the key's use), else 0. */
+    charged: Generated<number>;
   };
   /** API keys of the embedded key store (features/vibe, adapters/keys/embedded.ts). */
   api_keys: {

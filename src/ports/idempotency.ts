@@ -2,10 +2,11 @@
 export type IdempotencyClaim =
   /**
    * This request holds the claim (`owner` names it) until its lease runs out. `takeover`: the
-   * claim was left by a request whose lease ran out (its process died mid-job), so that
-   * request's work, and its charge, may already have happened.
+   * claim was left by a request whose lease ran out (its process died, or the data tier went
+   * away, mid-job), so that request's work may already have happened; `charged`: that request's
+   * charge is with the claim (`markCharged`), so this one must not pay again.
    */
-  | { kind: "owned"; owner: string; takeover: boolean }
+  | { kind: "owned"; owner: string; takeover: boolean; charged: boolean }
   | { kind: "replay"; status: number; body: string }
   | { kind: "mismatch" }
   /** Another request holds a live claim on this key and body. */
@@ -34,4 +35,9 @@ export interface IdempotencyStore {
   release(ref: IdempotencyRef, owner: string): Promise<void>;
   /** Ends the lease at once but keeps the claim: the next request takes it over (`takeover`). */
   lapse(ref: IdempotencyRef, owner: string): Promise<void>;
+  /**
+   * Records whether the claim holds a charge for its call (what a takeover reads as `charged`);
+   * false when the claim is no longer `owner`'s (taken over or gone).
+   */
+  markCharged(ref: IdempotencyRef, owner: string, charged: boolean): Promise<boolean>;
 }

@@ -71,7 +71,7 @@ function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup:
       clock += 2;
       const claims = await Promise.all(Array.from({ length: 10 }, () => store.claim(ref, "other", LEASE)));
       expect(claims.filter((c) => c.kind === "owned")).toEqual([
-        { kind: "owned", owner: expect.any(String), takeover: false },
+        { kind: "owned", owner: expect.any(String), takeover: false, charged: false },
       ]);
       expect(claims.filter((c) => c.kind !== "owned")).toEqual(Array(9).fill({ kind: "in_progress" }));
     });
@@ -88,13 +88,16 @@ function storageSuite(name: string, open: () => Promise<{ db: Database; cleanup:
       clock += 2; // the renewed lease has passed: as if its process died
       const takers = await Promise.all(Array.from({ length: 10 }, () => store.claim(ref, "h", LEASE)));
       const taken = takers.filter((c) => c.kind === "owned");
-      expect(taken).toEqual([{ kind: "owned", owner: expect.any(String), takeover: true }]);
+      expect(taken).toEqual([{ kind: "owned", owner: expect.any(String), takeover: true, charged: false }]);
       expect(await store.renew(ref, ownerOf(first), LEASE)).toBe(false);
       await store.complete(ref, ownerOf(first), 200, "stale");
       await store.release(ref, ownerOf(first));
       expect(await store.claim(ref, "h", LEASE)).toEqual({ kind: "in_progress" });
+      // The charge is recorded on the claim by its holder only; the next takeover reads it.
+      expect(await store.markCharged(ref, ownerOf(first), true)).toBe(false);
+      expect(await store.markCharged(ref, ownerOf(taken[0]), true)).toBe(true);
       await store.lapse(ref, ownerOf(taken[0]));
-      expect(await store.claim(ref, "h", LEASE)).toMatchObject({ kind: "owned", takeover: true });
+      expect(await store.claim(ref, "h", LEASE)).toMatchObject({ kind: "owned", takeover: true, charged: true });
     });
   });
 }

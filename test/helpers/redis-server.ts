@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { canRun } from "./env.js";
 
 export const hasRedisServer = canRun("redis-server", ["--version"]);
@@ -63,4 +63,16 @@ export class PrivateRedis {
     proc.kill("SIGKILL");
     await new Promise((r) => proc.once("exit", r));
   }
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
 }

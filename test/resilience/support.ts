@@ -67,13 +67,13 @@ export async function settle<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean,
   return v;
 }
 
-export type FrontMode = "pass" | "drip" | "garbage";
+export type FrontMode = "pass" | "drip" | "garbage" | "reset";
 
 /**
  * A TCP front on 127.0.0.1 (port 0) for any upstream, HTTP or SMTP. `pass` forwards to the
  * target; `drip` answers the first bytes of a plausible reply, then one byte every 100 ms and
  * never finishes (the slow-drip fault the fakes do not play); `garbage` writes a line of noise
- * and closes.
+ * and closes; `reset` closes every connection at once (a server that went away mid-request).
  */
 export class FaultFront {
   private current: FrontMode = "pass";
@@ -117,6 +117,10 @@ export class FaultFront {
 
   private serve(client: Socket): void {
     this.track(client);
+    if (this.current === "reset") {
+      client.destroy();
+      return;
+    }
     if (this.current === "garbage") {
       client.end("\x00\xff garbage \x7f\r\n");
       return;

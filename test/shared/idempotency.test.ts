@@ -8,7 +8,7 @@ function recordingStore(): IdempotencyStore & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
-    claim: async () => ({ kind: "owned", owner: "o", takeover: false }),
+    claim: async () => ({ kind: "owned", owner: "o", takeover: false, charged: false }),
     renew: async () => true,
     complete: async (_ref: IdempotencyRef, _owner: string, status: number, body: string) => {
       calls.push(`complete ${status} ${body}`);
@@ -18,6 +18,10 @@ function recordingStore(): IdempotencyStore & { calls: string[] } {
     },
     lapse: async () => {
       calls.push("lapse");
+    },
+    markCharged: async (_ref: IdempotencyRef, _owner: string, charged: boolean) => {
+      calls.push(`charged ${charged}`);
+      return true;
     },
   };
 }
@@ -53,10 +57,12 @@ describe("shared/idempotency returns a cut request as a value", () => {
     const controller = new AbortController();
     const cut = holding(cutStore, ref, "o", timing, () => new Promise(() => controller.abort()), {
       signal: controller.signal,
-      undo: async () => {
-        undone++;
-        return "lapse";
-      },
+      undo: [
+        async () => {
+          undone++;
+        },
+      ],
+      after: "lapse",
     });
     expect(await cut).toEqual({ ok: false, error: { kind: "cut" } });
     expect([undone, cutStore.calls]).toEqual([1, ["lapse"]]);

@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { canRun, tempDir } from "../helpers/env.js";
-import { freePort } from "../helpers/redis-server.js";
+import { freePort, listening } from "../helpers/redis-server.js";
 
 const NGINX = "/usr/sbin/nginx";
 
@@ -111,15 +110,4 @@ export class Nginx {
     this.proc.kill("SIGQUIT"); // graceful: finish in-flight requests
     await exited;
   }
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, "127.0.0.1");
-    s.once("connect", () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once("error", () => resolve(false));
-  });
 }

@@ -1,4 +1,5 @@
 import type { MailLane, OutgoingMail, SendResult } from "../../ports/mail-lane.js";
+import { settle } from "../shared/idempotency.js";
 import type { ContactRow, ContactStore } from "./store.js";
 
 /**
@@ -26,7 +27,11 @@ export function composeContactMail(row: ContactRow, deskInbox: string): Outgoing
   };
 }
 
-/** Sends a stored (already claimed) message and records the outcome on its row. */
+/**
+ * Sends a stored (already claimed) message and records the outcome on its row. A sent mail's
+ * record is retried until the database takes it (`settle`): left `pending`, the message would
+ * be sent again by a retry or the outbox once its grace had passed.
+ */
 export async function deliverContact(
   store: ContactStore,
   lane: MailLane,
@@ -39,7 +44,9 @@ export async function deliverContact(
   } catch (err) {
     result = { ok: false, reason: `lane error: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (result.ok) await store.markSent(row, result.messageId);
-  else await store.markFailed(row, result.reason);
+  if (result.ok) {
+    const { messageId } = result;
+    await settle([() => store.markSent(row, messageId)]);
+  } else await store.markFailed(row, result.reason);
   return result;
 }

@@ -81,12 +81,51 @@ export function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promis
 /** After a failed job: `release` (a retry runs afresh) or `lapse` (a retry takes over what was done). */
 export type AfterFailure = "release" | "lapse";
 
+/** A write that puts things back after a failure; `false`: the claim is not ours any more, stop here. */
+export type UndoStep = () => Promise<unknown>;
+
+/** How long undo steps the data tier refused are retried in the background, and how often. */
+const SETTLE_FOR_MS = 60_000;
+const SETTLE_EVERY_MS = 200;
+
+/**
+ * Runs `steps` in order, each until it succeeds, and stops early at one that says `false`. The
+ * first try is now; once one fails (the data tier went away mid-request) the rest go on in the
+ * background, retried every 200 ms for up to a minute, so a claim is released and a use given
+ * back as soon as the data tier answers again, instead of the key staying locked at 409 until its
+ * lease runs out. Resolves when the steps are done or have been left to the background.
+ */
+export async function settle(steps: UndoStep[]): Promise<void> {
+  let i = 0;
+  const next = async () => {
+    if ((await steps[i]?.()) === false) i = steps.length;
+    else i++;
+  };
+  try {
+    while (i < steps.length) await next();
+    return;
+  } catch {
+    // the data tier is away: carry on in the background
+  }
+  void (async () => {
+    const deadline = Date.now() + SETTLE_FOR_MS;
+    while (i < steps.length && Date.now() < deadline) {
+      await sleep(SETTLE_EVERY_MS, undefined, { ref: false });
+      try {
+        while (i < steps.length) await next();
+      } catch {
+        // still away: look again
+      }
+    }
+  })();
+}
+
 /**
  * Runs `job` while holding an owned claim, renewing its lease every third of it. A 200 answer is
- * stored for replays (only a success is final). When the job throws, or `signal` aborts first
- * (then the result is the `cut` failure), `undo` runs (e.g. a refund) and says whether the claim
- * is released or lapsed; when `undo` itself fails the claim lapses, so a retry takes it over
- * instead of paying twice.
+ * stored for replays (only a success is final). When the job throws, its answer cannot be
+ * stored, or `signal` aborts first (then the result is the `cut` failure), the `undo` steps run
+ * (e.g. a refund), then the claim is released (a retry runs afresh) or lapsed (`after`: a retry
+ * takes over what was done), each until it lands (`settle`).
  */
 export async function holding(
   store: IdempotencyStore,
@@ -94,17 +133,14 @@ export async function holding(
   owner: string,
   timing: IdempotencyTiming,
   job: () => Promise<OnceAnswer>,
-  opts: { signal?: AbortSignal; undo?: () => Promise<AfterFailure> } = {},
+  opts: { signal?: AbortSignal; undo?: UndoStep[]; after?: AfterFailure } = {},
 ): Promise<Result<OnceAnswer, RequestCut>> {
   const renewal = setInterval(
     () => void store.renew(ref, owner, timing.leaseMs).catch(() => undefined),
     Math.max(1, Math.floor(timing.leaseMs / 3)),
   );
   renewal.unref();
-  const giveUp = async () => {
-    const after = await (opts.undo?.() ?? Promise.resolve<AfterFailure>("release")).catch((): AfterFailure => "lapse");
-    await (after === "release" ? store.release(ref, owner) : store.lapse(ref, owner)).catch(() => undefined);
-  };
+  const giveUp = () => settle([...(opts.undo ?? []), afterFailure(store, ref, owner, opts.after ?? "release")]);
   try {
     const outcome = await unlessAborted(job(), opts.signal);
     if (outcome.ok) await store.complete(ref, owner, 200, JSON.stringify(outcome.value.body));
@@ -117,3 +153,9 @@ export async function holding(
     clearInterval(renewal);
   }
 }
+
+/** The step that leaves the claim as `after` says. */
+export const afterFailure =
+  (store: IdempotencyStore, ref: IdempotencyRef, owner: string, after: AfterFailure): UndoStep =>
+  () =>
+    after === "release" ? store.release(ref, owner) : store.lapse(ref, owner);

@@ -7,7 +7,15 @@ import { type AuthenticatedKey, bearerToken, verifyKey } from "../../http/key-au
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
-import { claimOrWait, holding, idempotencyTiming, unlessAborted } from "../shared/idempotency.js";
+import {
+  afterFailure,
+  claimOrWait,
+  holding,
+  idempotencyTiming,
+  settle,
+  type UndoStep,
+  unlessAborted,
+} from "../shared/idempotency.js";
 import {
   answerPrior,
   IDEMPOTENCY_KEY,
@@ -47,9 +55,11 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  *
  * Charging: one use when the job runs, given back when it fails or the client goes away first. With an `Idempotency-Key` the
  * key is claimed first (scope: SHA-256 of the presented API key, so claiming needs no
- * verification), atomically: only the request that owns the claim verifies with cost 1.
- * Concurrent copies wait for its answer and replay it, or get a 409; they, replays, invalid
- * bodies and takeovers of a claim whose holder died (its use was spent) verify with cost 0.
+ * verification), atomically: only the request that owns the claim verifies with cost 1, and
+ * records on the claim that it paid. Concurrent copies wait for its answer and replay it, or get
+ * a 409; they, replays and invalid bodies verify with cost 0, and so does a takeover of a claim
+ * whose cut holder's charge is recorded on it (one whose holder never paid pays). Undoing after
+ * a failure (the record, the refund, the claim) is retried until the data tier takes it.
  */
 export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promise<Response> {
   const token = bearerToken(c.req.header("authorization"));
@@ -93,30 +103,45 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
     await verify(0);
     return answerPrior(c, claim);
   }
+  const store = deps.idempotency;
+  const ref = { scope: spec.scope, key: spec.key };
+  // A takeover whose holder's charge is with the claim does not pay again; any other owner pays.
+  const paid = claim.takeover && claim.charged;
+  const leave = afterFailure(store, ref, claim.owner, paid ? "lapse" : "release");
   let key: AuthenticatedKey;
   try {
-    key = await verify(claim.takeover ? 0 : 1);
+    key = await verify(paid ? 0 : 1);
   } catch (err) {
-    // Refused or unverifiable: nothing was spent by this request; leave a takeover's claim as it was.
-    const store = deps.idempotency;
-    await (claim.takeover ? store.lapse(spec, claim.owner) : store.release(spec, claim.owner)).catch(() => undefined);
+    // Refused or unverifiable: this request's charge is not with the claim; leave the claim as it was.
+    await settle([leave]);
     throw err;
   }
+  // The charge goes with the claim before the job, so whoever takes it over knows it was paid.
+  const giveBack: UndoStep[] = paid
+    ? []
+    : [() => store.markCharged(ref, claim.owner, false), async () => void (await refund(deps, key))];
+  if (!paid) {
+    let recorded: boolean;
+    try {
+      recorded = await store.markCharged(ref, claim.owner, true);
+    } catch (err) {
+      await settle([...giveBack, leave]);
+      throw err;
+    }
+    if (!recorded) {
+      // Taken over meanwhile (this request outlived its lease): the new holder pays, this one gives back.
+      await settle(giveBack.slice(1));
+      throw idempotencyRefusalError({ kind: "in_progress" });
+    }
+  }
   const answer = await holding(
-    deps.idempotency,
-    spec,
+    store,
+    ref,
     claim.owner,
     timing,
     async () => ({ body: await classify(deps, texts, include) }),
-    {
-      signal,
-      // A takeover keeps the spent use with the claim (its holder may have spent it): a retry takes over free.
-      undo: async () => {
-        if (claim.takeover) return "lapse";
-        await refund(deps, key);
-        return "release";
-      },
-    },
+    // A paid takeover keeps the charge with the claim (lapse): the next takeover is free too.
+    { signal, undo: giveBack, after: paid ? "lapse" : "release" },
   );
   if (!answer.ok) throw idempotencyRefusalError(answer.error);
   return c.json(answer.value.body, 200);

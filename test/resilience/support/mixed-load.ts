@@ -7,7 +7,7 @@ import type { ParsedMessage } from "../../support/smtp-server.js";
  * Mixed load over several instances, as a fleet's clients send it during a failover: keyed
  * classify calls with an `Idempotency-Key`, public lookups, contact messages with an
  * `Idempotency-Key`, and sign-in code requests. Operations start at `rate` a second (keyed
- * classify, lookups, contact, sign-in in a fixed 4:3:1:2 rotation); each attempt goes to the
+ * classify, lookups, contact, sign-in in a fixed 5:3:1:1 rotation, or the test's own `rotation`); each attempt goes to the
  * next instance, as a round-robin balancer sends it.
  *
  * Keyed classify calls and contact messages are retried as a careful client does: after a 503,
@@ -68,6 +68,8 @@ export interface MixedLoadOptions {
   attemptTimeoutMs?: number;
   /** Sent as `Origin` with sign-in requests (the instances' PUBLIC_URL). */
   publicUrl: string;
+  /** The kinds in turn (default: five keyed classify calls, three lookups, one contact message and one sign-in request in ten). */
+  rotation?: OpKind[];
 }
 
 export interface MixedLoadReport {
@@ -87,7 +89,7 @@ export interface MixedLoadReport {
   marks: Record<string, number>;
 }
 
-/** Ten turns: four keyed classify calls, three lookups, two sign-in requests, one contact message. */
+/** Ten turns: five keyed classify calls, three lookups, one contact message, one sign-in request. */
 const ROTATION: OpKind[] = [
   "classify",
   "lookup",
@@ -95,10 +97,10 @@ const ROTATION: OpKind[] = [
   "signin",
   "classify",
   "lookup",
+  "classify",
   "contact",
   "classify",
   "lookup",
-  "signin",
 ];
 const LOOKUPS = ["/v1/moon?date=2024-01-25", "/v1/vat?code=DE", "/v1/holidays?country=GB&year=2024"];
 const MAX_WAIT_MS = 2000;
@@ -178,7 +180,8 @@ export class MixedLoad {
     let begun = 0;
     this.timer = setInterval(() => {
       const due = Math.floor((this.now() * this.rate) / 1000);
-      for (; begun < due; begun++) this.begin(ROTATION[begun % ROTATION.length] as OpKind);
+      const rotation = this.opts.rotation ?? ROTATION;
+      for (; begun < due; begun++) this.begin(rotation[begun % rotation.length] as OpKind);
     }, 10);
     return this;
   }

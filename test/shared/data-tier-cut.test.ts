@@ -1,0 +1,166 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { AppDeps } from "../../src/deps.js";
+import { createContactOutbox } from "../../src/features/contact/outbox.js";
+import type { Classifier } from "../../src/ports/classifier.js";
+import { keysOver, type TestApp, testApp } from "../helpers/app.js";
+import { freshPostgresUrl, skipReason } from "../helpers/env.js";
+import { bearer, classify, PERMISSION, remainingOf, until } from "../helpers/key-stores.js";
+import { FaultFront } from "../resilience/support.js";
+import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
+
+/**
+ * PostgreSQL goes away at one exact point of an idempotent request (a relay in front of it
+ * closes every connection, `reset`), then comes back, as a primary switch behind a proxy does.
+ * The retry with the same Idempotency-Key must get its answer, charged exactly once, mailed
+ * exactly once, and soon: not when the cut request's lease runs out.
+ */
+const USES = 10;
+const skip = skipReason({ postgres: true });
+
+describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? ""}`, () => {
+  let schema: { url: string; drop: () => Promise<void> };
+  let front: FaultFront;
+  let smtp: SmtpTestServer;
+  let t: TestApp;
+  /** The same on the default lease (30 s): a retry that waited for it would get 409s for half a minute. */
+  let t30: TestApp;
+  /** Where the next request is cut: in its key's verification, or in its job. */
+  let cutAt: "verify" | "job" | undefined;
+  const cut = () => {
+    front.mode = "reset";
+  };
+
+  beforeAll(async () => {
+    schema = await freshPostgresUrl();
+    const direct = new URL(schema.url);
+    front = await FaultFront.forUrl(`http://${direct.host}`, "").start();
+    const relayed = new URL(schema.url);
+    relayed.port = new URL(front.url).port;
+    smtp = await startSmtpServer();
+    const env = {
+      DATABASE_URL: relayed.toString(),
+      MAIL_URL: smtp.url,
+      IDEMPOTENCY_WAIT_MS: "3000",
+      MAIL_TIMEOUT_MS: "1500",
+      CONTACT_PENDING_GRACE_MS: "1000",
+    };
+    const faults = (built: AppDeps): Partial<AppDeps> => ({
+      keys: keysOver(built, {
+        verify: (key, permission, opts) => {
+          if (cutAt === "verify" && (opts?.cost ?? 1) > 0) {
+            cutAt = undefined;
+            cut();
+          }
+          return built.keys.verify(key, permission, opts);
+        },
+        refund: (id, uses, refund) => built.keys.refund(id, uses, refund),
+      }),
+      classifier: new Proxy(built.classifier, {
+        get(target, prop, receiver) {
+          if (prop !== "classify") return Reflect.get(target, prop, receiver);
+          return (texts: readonly string[]): ReturnType<Classifier["classify"]> => {
+            if (cutAt === "job") {
+              cutAt = undefined;
+              cut();
+              return Promise.resolve({ ok: false, detail: "the job failed while the database was away" });
+            }
+            return target.classify(texts);
+          };
+        },
+      }),
+    });
+    // A retry taking over the cut request's claim: sooner than the default 30 s, so the test also
+    // sees what a takeover pays.
+    t = await testApp({ ...env, IDEMPOTENCY_LEASE_MS: "500" }, faults);
+    t30 = await testApp(env, faults);
+  });
+
+  afterEach(() => {
+    front.mode = "pass";
+    cutAt = undefined;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await t30?.close();
+    await front?.close();
+    await smtp?.close();
+    await schema?.drop();
+  });
+
+  const newKey = async (app = t) =>
+    (await app.deps.keys.create({ name: "cut", permissions: [PERMISSION], remaining: USES })) as {
+      key: string;
+      id: string;
+    };
+
+  it("cut in the key's verification: 503 with Retry-After; the retry after the claim's lease is charged once (never free)", async () => {
+    const { key, id } = await newKey();
+    const headers = { ...bearer(key), "Idempotency-Key": "cut-in-verify" };
+    cutAt = "verify";
+    const first = await classify(t, ["a good day"], headers);
+    expect([first.status, Number(first.headers.get("retry-after")) > 0]).toEqual([503, true]);
+    await new Promise((r) => setTimeout(r, 700)); // the lease has passed while the database was away
+    front.mode = "pass";
+    const retry = await classify(t, ["a good day"], headers);
+    expect(retry.status).toBe(200);
+    expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+    const again = await classify(t, ["a good day"], headers);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+  });
+
+  it("cut in the job: the claim is released as soon as the database is back (no 409 until the lease ends); charged once", async () => {
+    const { key, id } = await newKey(t30);
+    const headers = { ...bearer(key), "Idempotency-Key": "cut-in-job" };
+    cutAt = "job";
+    const first = await classify(t30, ["a good day"], headers);
+    expect(first.status).toBe(502);
+    await new Promise((r) => setTimeout(r, 100));
+    front.mode = "pass";
+    // A retry at once: answered by its own job, not by a 409 while the cut claim's lease runs.
+    const retry = await classify(t30, ["a good day"], headers);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, null]);
+    // The cut call's use comes back as the database takes the refund (it may land after the retry's charge).
+    expect(
+      await until(
+        () => remainingOf(t30.deps.keys, id),
+        (n) => n === USES - 1,
+        3000,
+      ),
+    ).toBe(USES - 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await remainingOf(t30.deps.keys, id)).toBe(USES - 1);
+  });
+
+  it("a contact message whose sent mail could not be recorded: the retry replays it, nothing is mailed twice", async () => {
+    const send = () =>
+      t.app.request("/v1/mail/contact", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Idempotency-Key": "cut-after-mail" },
+        body: JSON.stringify({ name: "Ada", email: "ada@example.test", message: "mailed once, whatever happens" }),
+      });
+    smtp.hold();
+    const first = send();
+    expect(
+      await until(
+        () => smtp.held,
+        (n) => n === 1,
+      ),
+    ).toBe(1);
+    cut(); // the mail server has the mail; its 250 comes after the database went away
+    smtp.release();
+    const answered = await first;
+    expect([503, 200]).toContain(answered.status);
+    await new Promise((r) => setTimeout(r, 100));
+    front.mode = "pass";
+    // Past the pending grace (twice MAIL_TIMEOUT_MS): a message still `pending` now would be sent again.
+    await new Promise((r) => setTimeout(r, 3200));
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ status: "sent" });
+    expect((await createContactOutbox(t.deps).runOnce()).sent).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(smtp.messages.filter((m) => m.text.includes("mailed once, whatever happens"))).toHaveLength(1);
+  });
+});
