@@ -4,12 +4,15 @@
  * `POST /v1/vibe/classify`. The part is the variant named first on the command line:
  *
  * - `call-log`: the log of each account's keyed calls (a key with an owner, no plan);
+ * - `spend-in-lookup` (DATABASE_URL): the embedded store's one statement that looks a key up and
+ *   spends its uses, against a lookup and a spend (a key with uses of its own, no rate limit);
  * - `usage-accounting`: the key service's composed layers (counts per key and hour, the account
  *   layer, the throttle) against the bare key store.
  *
  * `node --import tsx bench/classify-ab.ts <variant>` (BENCH_SECONDS, default 5; BENCH_PAIRS, default 3;
- * DATABASE_URL to run on PostgreSQL). Prints one JSON line: the rates, their ratio (B / A) and the
- * extra microseconds a call spends with the part.
+ * DATABASE_URL to run on PostgreSQL). Prints one JSON line: the rates, their ratio (B / A), the
+ * extra microseconds a call spends with the part, this process's CPU per call (server and
+ * autocannon: the same load generator on both sides) and p99 latency.
  */
 import autocannon from "autocannon";
 import pino from "pino";
@@ -46,6 +49,17 @@ const VARIANTS: Record<string, Variant> = {
     },
     report: async (deps) => ({ calls_logged: (await deps.activity?.listCalls("bench-owner", {}, 5))?.length ?? 0 }),
   },
+  "spend-in-lookup": {
+    async build(deps, config, on) {
+      // The embedded store on PostgreSQL, with (as served) and without its statement that looks a
+      // key up and spends its uses in one round trip (`spending`, adapters/keys/spend-in-lookup.ts).
+      const storage = deps.keys.storage as unknown as { spending?: unknown };
+      if (!storage.spending) throw new Error("spend-in-lookup: the embedded store on PostgreSQL (DATABASE_URL)");
+      if (!on) storage.spending = undefined;
+      const { key } = await deps.keys.create({ name: "bench", permissions: [config.KEY_PERMISSION], remaining: 1e9 });
+      return { app: createApp(deps), key };
+    },
+  },
   "usage-accounting": {
     async build(deps, config, on) {
       const storage = createKeyStore(config, deps.database, deps.limiter);
@@ -78,7 +92,10 @@ async function start(variant: Variant, on: boolean) {
   };
 }
 
-async function run(target: { url: string; key: string }): Promise<number> {
+const cpu: { without: number[]; with: number[] } = { without: [], with: [] };
+const p99: { without: number[]; with: number[] } = { without: [], with: [] };
+async function run(target: { url: string; key: string }, side: "without" | "with"): Promise<number> {
+  const before = process.cpuUsage();
   const result = await autocannon({
     url: `${target.url}/v1/vibe/classify`,
     method: "POST",
@@ -88,6 +105,9 @@ async function run(target: { url: string; key: string }): Promise<number> {
     body: '["What a lovely day"]',
   });
   if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers`);
+  const used = process.cpuUsage(before);
+  cpu[side].push(Math.round((used.user + used.system) / result.requests.total));
+  p99[side].push(result.latency.p99);
   return result.requests.average;
 }
 
@@ -101,8 +121,8 @@ const without = await start(variant, false);
 const withPart = await start(variant, true);
 const rates: { without: number[]; with: number[] } = { without: [], with: [] };
 for (let i = 0; i < PAIRS; i++) {
-  rates.without.push(await run(without));
-  rates.with.push(await run(withPart));
+  rates.without.push(await run(without, "without"));
+  rates.with.push(await run(withPart, "with"));
 }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const a = mean(rates.without);
@@ -114,6 +134,12 @@ console.log(
     with_req_per_s: Math.round(b),
     ratio: Number((b / a).toFixed(3)),
     extra_us_per_call: Math.round((1e6 / b - 1e6 / a) * CONNECTIONS),
+    cpu_us_per_call: {
+      without: mean(cpu.without),
+      with: mean(cpu.with),
+      ratio: Number((mean(cpu.with) / mean(cpu.without)).toFixed(3)),
+    },
+    p99_ms: { without: mean(p99.without), with: mean(p99.with) },
     ...(await variant.report?.(withPart.deps)),
     runs: rates,
   }),
