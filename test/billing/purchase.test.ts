@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accountApp, accountPage } from "../account/support.js";
+import { accountApp, accountPage, codeFor } from "../account/support.js";
 import { FakeStripeServer } from "../fakes/stripe-server.js";
 import { testApp } from "../helpers/app.js";
 import type { FormAgent } from "../support/form-agent.js";
@@ -97,6 +97,42 @@ describe("buying, renewing and cancelling a plan through Stripe", () => {
     expect(text(done)).toMatch(/renews on \d{4}-\d{2}-\d{2}/);
     expect(text(done)).toMatch(/Last payment: €19\.00 on \d{4}-\d{2}-\d{2}/);
     expect(text(done)).toContain("100,000 uses");
+  });
+
+  it("a Buy while signed out carries the plan through sign-in and lands in Checkout; only a paid plan's name rides along", async () => {
+    const email = "signed-out-buyer@example.test";
+    const agent = acct.agent();
+    // The home page's Buy button: GET /account?buy=pro, the sign-in page with the plan in its form.
+    const home = await (await acct.t.app.request("/")).text();
+    expect(home).toMatch(/<form method="get" action="\/account"[^>]*><input type="hidden" name="buy" value="pro"\/>/);
+    const signIn = await (await agent.get("/account?buy=pro")).text();
+    expect(signIn).toContain('<input type="hidden" name="buy" value="pro"/>');
+    const before = acct.smtp.messages.length;
+    expect((await agent.post("/account/sign-in", { email, buy: "pro" })).status).toBe(303);
+    const code = await codeFor(acct.smtp, email, before);
+    const verified = await agent.post("/account/verify", { email, code });
+    expect(verified.status).toBe(303);
+    const to = verified.headers.get("location") ?? "";
+    expect(to).toMatch(new RegExp(`^${stripe.base}/checkout/cs_test_`));
+    const call = stripe.calls.filter((c) => c.path === "/v1/checkout/sessions").at(-1);
+    expect(call?.body).toMatchObject({ customer_email: email, metadata: { plan: "pro" } });
+    // Signed in on the way: the account page is this account's.
+    expect((await accountPage(agent)).html).toContain(email);
+
+    // Anything but a paid plan's name is dropped: no foreign address, and free is not for sale.
+    for (const buy of ["https://evil.example/", "//evil.example", "free", "pro/../../x"]) {
+      const other = acct.agent();
+      const page = await (await other.get(`/account?buy=${encodeURIComponent(buy)}`)).text();
+      expect(page).not.toContain('name="buy"');
+      const address = `not-${buy.length}@example.test`;
+      const sent = acct.smtp.messages.length;
+      expect((await other.post("/account/sign-in", { email: address, buy })).status).toBe(303);
+      const back = await other.post("/account/verify", {
+        email: address,
+        code: await codeFor(acct.smtp, address, sent),
+      });
+      expect(back.headers.get("location")).toBe("/account");
+    }
   });
 
   it("Manage billing opens the Customer Portal; cancelling there ends the plan at the period's end, then free", async () => {

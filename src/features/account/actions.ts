@@ -8,11 +8,12 @@ import { registerActivityPage } from "./activity-page.jsx";
 import { type AccountContext, pageOrigin, requireSameOrigin } from "./context.js";
 import { csrfToken, csrfTokenValid } from "./csrf.js";
 import { takeKeyFlash } from "./flash.js";
-import { authHeaders, formBody, seeOther } from "./http.js";
+import { authHeaders, field, formBody, seeOther } from "./http.js";
 import { registerKeyActions } from "./keys-actions.js";
 import { takeNotice } from "./notice-once.js";
 import { SESSION_FRESH_SEC } from "./policy.js";
 import { configuredProviders, type LinkProvider } from "./providers.js";
+import { chosenPlan } from "./sign-in-flow.js";
 import { PROVIDER_STARTS } from "./sign-in-limits.js";
 import { AccountPage, type Identity, type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
@@ -177,7 +178,10 @@ export function registerAccountActions(
         error === undefined
           ? undefined
           : { kind: "error", text: PROVIDER_SIGN_IN_ERRORS[error] ?? "Signing in did not complete. Try again." };
-      return c.html(SignInPage({ state: out.state, notice: failed ?? out.notice ?? notice, ...providersHere(c) }));
+      // A Buy on the home page while signed out: the plan rides through sign-in (chosenPlan).
+      const buy = chosenPlan(c.req.query("buy"));
+      const state = out.state.step === "email" && buy ? { ...out.state, buy } : out.state;
+      return c.html(SignInPage({ state, notice: failed ?? out.notice ?? notice, ...providersHere(c) }));
     }
     const linkError = c.req.query("error");
     if (linkError !== undefined) {
@@ -200,11 +204,12 @@ export function registerAccountActions(
     const provider = providersHere(c).providers.find((p) => p.id === c.req.param("provider"));
     if (!provider) throw noProvider(c.req.param("provider"), providers);
     await spendProviderStart(c);
+    const buy = chosenPlan(field(await formBody(c), "buy"));
     const { auth } = await loadAuth();
     const { headers, response } = await auth.api.signInSocial({
       body: {
         provider: provider.id as "github",
-        callbackURL: "/account",
+        callbackURL: buy ? `/account?buy=${buy}#plans` : "/account",
         errorCallbackURL: "/account",
         disableRedirect: true,
       },

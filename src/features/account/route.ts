@@ -1,10 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../http/types.js";
+import { billingOf, checkoutLocation } from "../billing/index.js";
 import { registerAccountActions } from "./actions.js";
 import { registerAccountAssets } from "./assets.js";
 import { registerAuthProxy } from "./auth-proxy.js";
-import { type AccountDeps, accountContext } from "./context.js";
+import { type AccountDeps, accountContext, pageOrigin } from "./context.js";
 import { pageHeaders } from "./http.js";
 import { markNotice } from "./notice-once.js";
 import { registerSignIn } from "./sign-in.js";
@@ -36,6 +37,14 @@ export function registerAccount(app: OpenAPIHono<AppEnv>, deps: AccountDeps): vo
   app.use("/account", pageHeaders());
   app.use("/account/*", pageHeaders());
   registerAccountAssets(app);
-  const signedOutState = registerSignIn(app, ctx);
+  const billing = billingOf(ctx.deps);
+  const signedOutState = registerSignIn(app, ctx, (c, user, plan) =>
+    checkoutLocation(
+      { payments: ctx.deps.payments, store: billing.store, logger: ctx.deps.logger },
+      user,
+      plan,
+      pageOrigin(c, ctx),
+    ),
+  );
   registerAccountActions(app, ctx, signedOutState);
 }

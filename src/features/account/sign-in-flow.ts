@@ -1,6 +1,15 @@
 import type { Context } from "hono";
 import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
 import type { AppEnv } from "../../http/types.js";
+import { isPlanName, type PlanName } from "../keys/index.js";
+
+/**
+ * A paid plan the person chose before signing in (`?buy=pro` from the home page's Buy button),
+ * or undefined: only a plan's name passes, so it can only ever lead to that plan's checkout.
+ */
+export function chosenPlan(value: unknown): Exclude<PlanName, "free"> | undefined {
+  return isPlanName(value) && value !== "free" ? value : undefined;
+}
 
 /**
  * A sign-in in progress between the page's POSTs and the GET after each redirect
@@ -13,6 +22,8 @@ export interface PendingSignIn {
   /** Tries left for the code; 0: the code is dead (expired or tried too often), the address stays filled in. */
   left: number;
   notice?: "wrong" | "resent" | "expired" | "too_many";
+  /** The paid plan to check out once signed in (chosenPlan). */
+  buy?: Exclude<PlanName, "free">;
 }
 
 const COOKIE = "almanac.signin";
@@ -23,7 +34,9 @@ export async function readPendingSignIn(c: Context<AppEnv>, secret: string): Pro
   if (!value) return null;
   try {
     const p = JSON.parse(value) as PendingSignIn;
-    return typeof p.email === "string" && Number.isInteger(p.left) ? p : null;
+    if (typeof p.email !== "string" || !Number.isInteger(p.left)) return null;
+    const { buy, ...rest } = p;
+    return chosenPlan(buy) ? { ...rest, buy } : rest;
   } catch {
     return null;
   }

@@ -6,14 +6,24 @@ import { SignInAddress as Email } from "./address.js";
 import { type AccountContext, requireSameOrigin } from "./context.js";
 import { authHeaders, field, formBody } from "./http.js";
 import { cookiePolicy, OTP_ALLOWED_ATTEMPTS } from "./policy.js";
-import { clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
+import { chosenPlan, clearPendingSignIn, readPendingSignIn, setPendingSignIn } from "./sign-in-flow.js";
 import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
 
 /** What a signed-out GET /account shows (the address form, or the code form while a sign-in is pending). */
 export type SignedOutState = (c: Context<AppEnv>) => Promise<{ state: SignInStep; notice?: Notice }>;
 
 /** The sign-in pages' form posts (/account/sign-in, /verify, /sign-in/restart); returns what a signed-out /account shows. */
-export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): SignedOutState {
+/**
+ * Where a person who chose a paid plan before signing in goes once signed in (its checkout);
+ * throws when it cannot (purchase not configured, Stripe down): the account page shows the plan instead.
+ */
+export type AfterSignIn = (c: Context<AppEnv>, user: { id: string; email: string }, plan: string) => Promise<string>;
+
+export function registerSignIn(
+  app: OpenAPIHono<AppEnv>,
+  ctx: AccountContext,
+  afterSignIn?: AfterSignIn,
+): SignedOutState {
   const signInPage = (
     c: Context<AppEnv>,
     state: SignInStep,
@@ -50,7 +60,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
     if (notice) await setPendingSignIn(c, ctx.secret, rest, secure); // say it once
     // A dead code (expired, or tried too often): the address form again, filled in, to send a new one.
     if (pending.left <= 0) {
-      const state: SignInStep = { step: "email", email: pending.email };
+      const state: SignInStep = { step: "email", email: pending.email, buy: pending.buy };
       if (notice === "expired")
         return { state, notice: { kind: "error", text: "That code has expired. Send a new one below." } };
       if (notice === "too_many")
@@ -73,28 +83,31 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
   app.post("/account/sign-in", async (c) => {
     requireSameOrigin(c, ctx);
     if (!ctx.deps.mail) return unavailable(c);
-    const parsed = Email.safeParse(
-      field(await formBody(c), "email")
-        .trim()
-        .toLowerCase(),
-    );
-    if (!parsed.success) return signInPage(c, { step: "email" }, 400, "Enter a valid e-mail address.");
+    const body = await formBody(c);
+    const buy = chosenPlan(field(body, "buy"));
+    const parsed = Email.safeParse(field(body, "email").trim().toLowerCase());
+    if (!parsed.success) return signInPage(c, { step: "email", buy }, 400, "Enter a valid e-mail address.");
     const email = parsed.data;
     const budget = await ctx.spend(c, "send", email);
-    if (!budget.allowed) return tooMany(c, { step: "email" }, budget.retryAfterSec);
+    if (!budget.allowed) return tooMany(c, { step: "email", buy }, budget.retryAfterSec);
     const { auth } = await ctx.loadAuth();
     const { refused } = await ctx.watchingMail(() =>
       auth.api.sendVerificationOTP({ body: { email, type: "sign-in" }, headers: authHeaders(c) }),
     );
     if (refused) {
       noteFailure(c, "upstream_error", 502, `mail lane: ${refused}`);
-      return signInPage(c, { step: "email" }, 502, "We could not send the code right now. Try again later.");
+      return signInPage(c, { step: "email", buy }, 502, "We could not send the code right now. Try again later.");
     }
     const earlier = await readPendingSignIn(c, ctx.secret);
     await setPendingSignIn(
       c,
       ctx.secret,
-      { email, left: OTP_ALLOWED_ATTEMPTS, ...(earlier?.email === email && { notice: "resent" as const }) },
+      {
+        email,
+        left: OTP_ALLOWED_ATTEMPTS,
+        ...(buy && { buy }),
+        ...(earlier?.email === email && { notice: "resent" as const }),
+      },
       secure,
     );
     // Post/Redirect/Get: a reload shows the code form again and sends nothing.
@@ -114,7 +127,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
     if (!budget.allowed) return tooMany(c, { step: "code", email: email.data, left }, budget.retryAfterSec);
     const { auth, isAPIError } = await ctx.loadAuth();
     try {
-      const { headers } = await auth.api.signInEmailOTP({
+      const { headers, response } = await auth.api.signInEmailOTP({
         body: { email: email.data, otp: code },
         headers: authHeaders(c),
         returnHeaders: true,
@@ -122,7 +135,11 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
       clearPendingSignIn(c, secure);
       for (const cookie of headers.getSetCookie()) c.header("Set-Cookie", cookie, { append: true });
       c.header("Set-Cookie", ctx.rememberBrowser(c, email.data), { append: true });
-      return c.redirect("/account", 303);
+      const buy = pending?.email === email.data ? pending.buy : undefined;
+      if (!buy) return c.redirect("/account", 303);
+      // Chosen before signing in: straight on to its checkout, or the account page with it marked.
+      const location = await afterSignIn?.(c, response.user, buy).catch(() => undefined);
+      return c.redirect(location ?? `/account?buy=${buy}#plans`, 303);
     } catch (err) {
       if (!isAPIError(err) || err.statusCode >= 500) throw err;
       // Post/Redirect/Get here too: a reload never re-posts a code (and spends a try).
@@ -132,11 +149,12 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>, ctx: AccountContext): S
           : err.body?.code === "TOO_MANY_ATTEMPTS" || left <= 1
             ? "too_many"
             : undefined;
+      const buy = pending?.email === email.data && pending.buy ? { buy: pending.buy } : {};
       if (dead) {
-        await setPendingSignIn(c, ctx.secret, { email: email.data, left: 0, notice: dead }, secure);
+        await setPendingSignIn(c, ctx.secret, { email: email.data, left: 0, notice: dead, ...buy }, secure);
         return c.redirect("/account", 303);
       }
-      await setPendingSignIn(c, ctx.secret, { email: email.data, left: left - 1, notice: "wrong" }, secure);
+      await setPendingSignIn(c, ctx.secret, { email: email.data, left: left - 1, notice: "wrong", ...buy }, secure);
       return c.redirect("/account", 303);
     }
   });

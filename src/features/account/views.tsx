@@ -22,7 +22,7 @@ function NoticeBox({ notice }: { notice?: Notice }) {
 export type SignInStep =
   | { step: "unavailable" }
   /** `email`: the address to fill in again (its code died). */
-  | { step: "email"; email?: string }
+  | { step: "email"; email?: string; buy?: string }
   | { step: "code"; email: string; left: number };
 
 /** Why identity providers are off on this host: they return to this origin (PUBLIC_URL unset). */
@@ -65,6 +65,7 @@ export function SignInPage(props: {
             maxlength={254}
             value={state.email}
           />
+          {state.buy && <input type="hidden" name="buy" value={state.buy} />}
           <button type="submit">Send me a code</button>
           <p class="hint">We mail you a one-time code. No password needed.</p>
         </form>
@@ -74,6 +75,7 @@ export function SignInPage(props: {
           <h2 id="idp-title">Or with an identity provider</h2>
           {props.providers?.map((p) => (
             <form method="post" action={`/account/sign-in-with/${p.id}`} class="inline">
+              {state.buy && <input type="hidden" name="buy" value={state.buy} />}
               <button type="submit" class="secondary">
                 Sign in with {p.name}
               </button>

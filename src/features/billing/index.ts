@@ -5,7 +5,7 @@ import { SubscriptionLife } from "./lifecycle.js";
 import { SubscriptionStore } from "./subscriptions.js";
 
 export { type PlanCard, planCards } from "./catalog.js";
-export { type AccountHooks, registerBillingPages } from "./pages.js";
+export { type AccountHooks, type CheckoutDeps, checkoutLocation, registerBillingPages } from "./pages.js";
 export { type BillingView, billingView, CONFIRM_REFRESH_SEC } from "./view-model.js";
 export { BillingSection, PlansTable } from "./views.jsx";
 export { registerBillingWebhook } from "./webhook.js";
