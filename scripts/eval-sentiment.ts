@@ -5,7 +5,8 @@
  * VADER's own tuning sets, so VADER is in-sample there. Add `--all` for every text of each corpus
  * (mostly the trained model's training data).
  * 3-class truth and binary truth per corpus: scripts/train/data.ts. Binary: positive when
- * p(positive) ≥ p(negative). ECE: top-label, 15 equal-width bins (scripts/train/metrics.ts).
+ * p(positive) ≥ p(negative); balanced: the mean of the positive and the negative texts' binary
+ * accuracy. ECE: top-label, 15 equal-width bins (scripts/train/metrics.ts).
  */
 import { TrainedClassifier } from "../src/adapters/classifier/trained.js";
 import { VaderClassifier } from "../src/adapters/classifier/vader.js";
@@ -23,7 +24,7 @@ async function probabilities(model: Classifier, ex: readonly Example[]): Promise
 
 const pct = (x: number) => (100 * x).toFixed(1).padStart(5);
 const cell = (m: Metrics) =>
-  `${pct(m.accuracy.value)} ${pct(m.binaryAccuracy.value)} ${m.logLoss.value.toFixed(3)} ${m.ece.value.toFixed(3)}`;
+  `${pct(m.accuracy.value)} ${pct(m.binaryAccuracy.value)} ${pct(m.balancedBinary.value)}   ${m.logLoss.value.toFixed(3)} ${m.ece.value.toFixed(3)}`;
 
 const all = process.argv.includes("--all");
 const corpora = loadCorpora();
@@ -31,7 +32,7 @@ const trained = new TrainedClassifier();
 const vader = new VaderClassifier();
 console.log(`data: ${sentimentDir()} (${all ? "every text" : "test splits"})`);
 console.log(`model: ${trained.model.name} ${trained.model.version} | VADER ${vader.model.version}`);
-console.log("corpus          n     |  model: 3-cl binary logloss  ECE  |  VADER: 3-cl binary logloss  ECE");
+console.log("corpus          n     |  model: 3-cl binary  bal  logloss  ECE  |  VADER: 3-cl binary  bal  logloss  ECE");
 for (const c of CORPORA) {
   const ex = corpora[c].filter((e) => all || e.split === "test");
   const m = score(await probabilities(trained, ex), ex);
