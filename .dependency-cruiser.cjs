@@ -67,6 +67,15 @@ module.exports = {
       to: { path: "^src/http/" },
     },
     {
+      name: "app-deps-holds-ports",
+      severity: "error",
+      comment:
+        "AppDeps (src/app-deps.ts) holds ports and services by their port interfaces (src/ports): features import it, " +
+        "so it imports nothing from a feature (no arrow back up).",
+      from: { path: "^src/app-deps\\.ts$" },
+      to: { path: "^src/features/" },
+    },
+    {
       name: "ports-are-leaves",
       severity: "error",
       comment: "Ports do not import adapters or the composition root.",

@@ -2,15 +2,15 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
-import type { ActivityLog } from "./features/keys/activity-log.js";
-import type { KeyService } from "./features/keys/service.js";
 import type { AnswerCache } from "./http/answer-cache.js";
 import type { Drain } from "./http/drain.js";
 import type { InvalidKeyThrottle } from "./http/invalid-key-throttle.js";
+import type { ActivityLogPort } from "./ports/activity-log.js";
 import type { Cache } from "./ports/cache.js";
 import type { Classifier } from "./ports/classifier.js";
 import type { Forecaster } from "./ports/forecaster.js";
 import type { IdempotencyStore } from "./ports/idempotency.js";
+import type { KeyServicePort } from "./ports/key-service.js";
 import type { MailLane } from "./ports/mail-lane.js";
 import type { Metrics } from "./ports/metrics.js";
 import type { Payments } from "./ports/payments.js";
@@ -34,7 +34,7 @@ export interface AppDeps {
    * operations, self-service keys under plans (`accounts`) and usage counts (`usage`), over the
    * embedded store, or Unkey when UNKEY_ROOT_KEY is set.
    */
-  keys: KeyService;
+  keys: KeyServicePort;
   /** INVALID_KEY_LIMIT: bounds how many rejected keys per IP reach `keys` (whose outermost layer tells it the verdicts). */
   keyGuesses: InvalidKeyThrottle;
   /** Vibe classification: the embedded VADER model, or the upstream provider when CLASSIFIER_URL is set. */
@@ -44,7 +44,7 @@ export interface AppDeps {
   /** The SMTP mail lane; undefined when MAIL_URL is unset. */
   mail?: MailLane;
   /** The log of each account's keyed calls and the audit log of its key events (written in batches). */
-  activity?: ActivityLog;
+  activity?: ActivityLogPort;
   /** Stripe Checkout and Customer Portal; undefined unless STRIPE_SECRET_KEY and the plans' prices are set. */
   payments?: Payments;
   /** Lookup caches: Redis-backed when REDIS_URL or REDIS_SENTINELS is set (in-process while Redis errors). */

@@ -3,6 +3,9 @@ import Denque from "denque";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ScheduledFlush } from "../../lib/scheduled-flush.js";
+import type { ActivityLogPort, AuditEntry, AuditEvent, CallEntry, CallFilter } from "../../ports/activity-log.js";
+
+export type { AuditEntry, AuditEvent, CallEntry, CallFilter };
 
 /** Calls kept per account (the newest), and how long any entry is kept. */
 export const CALL_LOG_LIMIT = 1000;
@@ -13,33 +16,6 @@ export const AUDIT_LOG_KEEP_MS = 365 * DAY_MS;
 /** Entries of each log held in memory at most between two writes (a database down): beyond, the oldest go. */
 export const MAX_PENDING = 20_000;
 
-export interface CallEntry {
-  ownerId: string;
-  keyId: string;
-  at: string;
-  method: string;
-  path: string;
-  status: number;
-  errorCode: string | null;
-  requestId: string;
-}
-
-export type AuditEvent = "created" | "edited" | "rolled" | "revoked" | "expired" | "plan";
-
-export interface AuditEntry {
-  ownerId: string;
-  at: string;
-  event: AuditEvent;
-  keyId: string | null;
-  detail: string | null;
-}
-
-export interface CallFilter {
-  keyId?: string;
-  /** `2xx`, `4xx`, `5xx`, or one status. */
-  status?: string;
-}
-
 /**
  * The log of each account's keyed calls and the audit log of its key events. The request path
  * only appends to an in-memory list; the lists are written in batches every `flushMs` (and before
@@ -47,7 +23,7 @@ export interface CallFilter {
  * newest CALL_LOG_LIMIT / AUDIT_LOG_LIMIT entries; the expired-rows sweep deletes entries past
  * their age (ACTIVITY_EXPIRIES). A crash loses at most `flushMs` of entries.
  */
-export class ActivityLog {
+export class ActivityLog implements ActivityLogPort {
   /** Pending entries, oldest first: a ring of MAX_PENDING each, so dropping the oldest costs O(1). */
   private readonly calls = new Denque<CallEntry>();
   private readonly audits = new Denque<AuditEntry>();

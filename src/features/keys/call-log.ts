@@ -1,14 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import { codeForStatus } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
-import type { ActivityLog } from "./activity-log.js";
+import type { ActivityLogPort } from "../../ports/activity-log.js";
 
 /**
  * Records every call made with an account's key (once verified to one: its answer may still be a
  * refusal, 429 or 403) in the account's call log, after the answer: time, key, method and path,
  * status, `error.code` and the request id. Only appends to the log's in-memory list.
  */
-export function recordKeyedCalls(log: ActivityLog, now: () => Date): MiddlewareHandler<AppEnv> {
+export function recordKeyedCalls(log: Pick<ActivityLogPort, "recordCall">, now: () => Date): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     await next();
     const key = c.get("calledKey");

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
+import type { KeyServicePort } from "../../ports/key-service.js";
 import type { KeyStore, KeyVerifier } from "../../ports/key-store.js";
 import { AccountKeys } from "./account-keys.js";
 import type { AuditEntry } from "./activity-log.js";
@@ -33,7 +34,7 @@ export interface KeyServiceParts {
  *   are values (`Result`).
  * - `usage`: charged calls per key and hour.
  */
-export class KeyService implements KeyStore {
+export class KeyService implements KeyServicePort {
   readonly storage: KeyStore;
   readonly accounts: AccountKeys;
   readonly usage: UsageCounter;
@@ -55,4 +56,12 @@ export class KeyService implements KeyStore {
   revoke: KeyStore["revoke"] = (id, ownerId) => this.storage.revoke(id, ownerId);
   roll: KeyStore["roll"] = (id, ownerId, opts) => this.storage.roll(id, ownerId, opts);
   update: KeyStore["update"] = (id, patch, ownerId) => this.storage.update(id, patch, ownerId);
+}
+
+// The port's domain parts (ports/key-service.ts) are this feature's: AppDeps.keys has them by type.
+declare module "../../ports/key-service.js" {
+  interface KeyServiceDomain {
+    readonly accounts: AccountKeys;
+    readonly usage: UsageCounter;
+  }
 }
