@@ -140,6 +140,24 @@ for (const p of PROVIDERS) {
       expect(back.html).not.toContain(`elsewhere-${p.id}@mail.example</`);
     });
 
+    it("a plan chosen before signing in (?buy=pro) comes back with the sign-in, marked on the account page", async () => {
+      as(21, `buyer-${p.id}@example.test`);
+      const agent = browser();
+      const page = await (await agent.get("/account?buy=pro")).text();
+      expect(page).toContain('<input type="hidden" name="buy" value="pro"/>');
+      const done = await land(agent, await toCallback(agent, `/account/sign-in-with/${p.id}`, { buy: "pro" }));
+      expect(done.url).toBe(`${PUBLIC_URL}/account?buy=pro#plans`);
+      expect(done.html).toContain(`buyer-${p.id}@example.test`);
+      // Anything but a paid plan's name is dropped.
+      as(22, `elsewhere-${p.id}@example.test`);
+      const other = browser();
+      const back = await land(
+        other,
+        await toCallback(other, `/account/sign-in-with/${p.id}`, { buy: "//evil.example" }),
+      );
+      expect(back.url).toBe(`${PUBLIC_URL}/account`);
+    });
+
     it("an identity whose verified address has an account does not sign in to it (no implicit linking)", async () => {
       await signedIn(`owner-${p.id}@example.test`);
       as(3, `owner-${p.id}@example.test`);
