@@ -6,7 +6,8 @@ import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/env.js";
 import { CLOSE, spawnCli, spawnServer } from "./helpers/process.js";
 
-describe("the almanac process", () => {
+// Each test starts a process: on a loaded 2-core host that takes longer than the default 20 s.
+describe("the almanac process", { timeout: 60_000 }, () => {
   it("serves with embedded defaults, and on SIGTERM drains and exits 0", async () => {
     const server = await spawnServer({ DATA_DIR: tempDir() });
     const res = await fetch(`${server.url}/readyz`, CLOSE);
