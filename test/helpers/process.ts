@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { CONFIG_KEYS } from "../../src/config.js";
 import { withRedisNamespace } from "./env.js";
-import { freePort } from "./redis-server.js";
+import { freePort, listening } from "./redis-server.js";
 
 /**
  * The environment of a spawned almanac process: this one's (PATH, HOME…) without any Almanac
@@ -99,4 +99,32 @@ export function spawnCli(
     });
     proc.on("exit", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Runs a service's binary (`file args…`) in the foreground, keeping what it prints, and waits
+ * until it accepts connections on 127.0.0.1:`port` (10 s at most).
+ */
+export async function spawnListening(
+  file: string,
+  args: string[],
+  port: number,
+): Promise<{ proc: ChildProcess; output: () => string }> {
+  const proc = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  proc.stdout?.on("data", (d) => {
+    output += d;
+  });
+  proc.stderr?.on("data", (d) => {
+    output += d;
+  });
+  const deadline = Date.now() + 10_000;
+  while (!(await listening(port))) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`${file} did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { proc, output: () => output };
 }

@@ -40,15 +40,47 @@ export class PrivatePostgres {
     readonly port: number,
   ) {}
 
-  static async create(): Promise<PrivatePostgres> {
+  private static async newDir(): Promise<{ dir: string; port: number }> {
     const dir = mkdtempSync(join(tmpdir(), "almanac-pg-"));
     const ids = execFileSync("id", ["-u", "postgres"]).toString().trim();
     const gid = execFileSync("id", ["-g", "postgres"]).toString().trim();
     chownSync(dir, Number(ids), Number(gid));
-    const pg = new PrivatePostgres(dir, await freePort());
+    return { dir, port: await freePort() };
+  }
+
+  static async create(): Promise<PrivatePostgres> {
+    const { dir, port } = await PrivatePostgres.newDir();
+    const pg = new PrivatePostgres(dir, port);
     asPostgres("initdb", ["-D", pg.data, "--auth=trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
     pg.start();
     return pg;
+  }
+
+  /** A streaming replica of this cluster (`pg_basebackup -R`: a hot standby following it), started. */
+  async replica(): Promise<PrivatePostgres> {
+    const { dir, port } = await PrivatePostgres.newDir();
+    const standby = new PrivatePostgres(dir, port);
+    asPostgres("pg_basebackup", [
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(this.port),
+      "-U",
+      "postgres",
+      "-D",
+      standby.data,
+      "-R",
+      "-X",
+      "stream",
+      "--no-sync",
+    ]);
+    standby.start();
+    return standby;
+  }
+
+  /** Promotes a standby to a primary (`pg_ctl promote`), waiting until it accepts writes. */
+  promote(): void {
+    asPostgres("pg_ctl", ["-D", this.data, "-w", "promote"]);
   }
 
   private get data(): string {

@@ -15,6 +15,7 @@ import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js"
  * exactly once, and soon: not when the cut request's lease runs out.
  */
 const USES = 10;
+const PUBLIC_URL = "http://localhost:8080";
 const skip = skipReason({ postgres: true });
 
 describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? ""}`, () => {
@@ -40,6 +41,7 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
     const env = {
       DATABASE_URL: relayed.toString(),
       MAIL_URL: smtp.url,
+      PUBLIC_URL,
       IDEMPOTENCY_WAIT_MS: "3000",
       MAIL_TIMEOUT_MS: "1500",
       CONTACT_PENDING_GRACE_MS: "1000",
@@ -162,5 +164,20 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
     expect((await createContactOutbox(t.deps).runOnce()).sent).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
     expect(smtp.messages.filter((m) => m.text.includes("mailed once, whatever happens"))).toHaveLength(1);
+  });
+
+  it("a sign-in code asked for while the database is away: 503 with Retry-After, not better-auth's 500", async () => {
+    const ask = () =>
+      t.app.request("/api/auth/email-otp/send-verification-otp", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: PUBLIC_URL },
+        body: JSON.stringify({ email: "grace@example.test", type: "sign-in" }),
+      });
+    expect((await ask()).status).toBe(200); // better-auth loaded, its tables there
+    cut();
+    const refused = await ask();
+    expect([refused.status, Number(refused.headers.get("retry-after")) > 0]).toEqual([503, true]);
+    front.mode = "pass";
+    expect((await ask()).status).toBe(200);
   });
 });

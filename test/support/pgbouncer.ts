@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canRun } from "../helpers/env.js";
+import { spawnListening } from "../helpers/process.js";
 import { freePort } from "../helpers/redis-server.js";
 
 const PGBOUNCER = "/usr/sbin/pgbouncer";
@@ -15,15 +15,6 @@ export function pgbouncerUnavailable(): string | undefined {
     return "running as root without a postgres OS user";
   return undefined;
 }
-
-const listening = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = connect(port, "127.0.0.1", () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on("error", () => resolve(false));
-  });
 
 /**
  * A real PgBouncer running the repository's own `deploy/pgbouncer.ini` (transaction pooling),
@@ -67,21 +58,9 @@ export class PgBouncer {
     }
     // -u: started as root, it runs as postgres (PgBouncer refuses to run as root).
     const asUser = process.getuid?.() === 0 ? ["-u", "postgres"] : [];
-    const proc = spawn(PGBOUNCER, [...asUser, join(dir, "pgbouncer.ini")], { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    proc.stdout?.on("data", (d) => {
-      output += d;
-    });
-    proc.stderr?.on("data", (d) => {
-      output += d;
-    });
-    const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`pgbouncer did not start:\n${output}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const { proc, output } = await spawnListening(PGBOUNCER, [...asUser, join(dir, "pgbouncer.ini")], port);
     const bouncer = new PgBouncer(proc, dir, port);
-    bouncer.output = () => output;
+    bouncer.output = output;
     return bouncer;
   }
 

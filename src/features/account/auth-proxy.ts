@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { ApiError, renderError } from "../../http/errors.js";
+import { ApiError, renderError, toApiError } from "../../http/errors.js";
 import { requestLog } from "../../http/failure.js";
 import type { AppEnv } from "../../http/types.js";
 import { SignInAddress } from "./address.js";
@@ -85,7 +85,10 @@ export function registerAuthProxy(app: OpenAPIHono<AppEnv>, ctx: AccountContext)
     }
     const req = new Request(c.req.raw, { headers: authHeaders(c) });
     const { auth } = await ctx.loadAuth();
-    const { result: res, refused } = await ctx.watchingMail(() => auth.handler(req));
+    const { result: res, refused, failure } = await ctx.watchingMail(() => auth.handler(req));
+    // The database went away under better-auth, which answered 500: 503 with Retry-After instead.
+    const outage = res.status >= 500 && failure !== undefined ? toApiError(failure) : undefined;
+    if (outage?.code === "unavailable") throw outage;
     if (refused) {
       throw new ApiError("upstream_error", "The sign-in code could not be sent: the mail server refused it.", {
         cause: `mail lane: ${refused}`,

@@ -38,6 +38,8 @@ export interface AuthDeps {
 
 export interface MailOutcome {
   refused?: string;
+  /** What failed inside better-auth, which answered with its own 500 (the proxy tells a database outage from a bug). */
+  failure?: unknown;
 }
 
 /**
@@ -268,7 +270,14 @@ export function authOptions(deps: AuthDeps) {
     // A callback better-auth cannot tie to a flow (its state unknown: expired, already used by a
     // reload or the back button, or no state at all) went to its /api/auth/error page, which the
     // proxy does not serve (a 404): the account page says what happened instead.
-    onAPIError: { ...logging.onAPIError, errorURL: "/account" },
+    onAPIError: {
+      errorURL: "/account",
+      onError: (err: unknown) => {
+        logging.onAPIError.onError(err);
+        const outcome = deps.mailOutcome.getStore();
+        if (outcome) outcome.failure = err;
+      },
+    },
     telemetry: { enabled: false },
   };
 }

@@ -30,8 +30,8 @@ export interface AccountContext {
   publicOrigin: string;
   /** PUBLIC_URL was set: its origin is the only one the pages serve (see pageOrigin). */
   originFixed: boolean;
-  /** Runs `fn` (which may send a sign-in code) and tells whether the mail lane refused the code. */
-  watchingMail: <T>(fn: () => Promise<T>) => Promise<{ result: T; refused?: string }>;
+  /** Runs `fn` (which may send a sign-in code) and tells whether the mail lane refused the code, or what failed inside it. */
+  watchingMail: <T>(fn: () => Promise<T>) => Promise<{ result: T; refused?: string; failure?: unknown }>;
   /** Spends one sign-in `action` for `address` from this request's IP (and browser, when known for it). */
   spend: (c: Context<AppEnv>, action: SignInAction, address: string) => ReturnType<typeof spendSignIn>;
   /** The cookie that marks this browser as known for `address` after a completed sign-in. */
@@ -74,7 +74,7 @@ export function accountContext(deps: AccountDeps): AccountContext {
     watchingMail: async (fn) => {
       const outcome: MailOutcome = {};
       const result = await mailOutcome.run(outcome, fn);
-      return { result, refused: outcome.refused };
+      return { result, refused: outcome.refused, failure: outcome.failure };
     },
     spend: (c, action, address) =>
       spendSignIn(

@@ -29,6 +29,8 @@ export interface Attempt {
   status: number | "error";
   /** Milliseconds since the load started, when the answer (or the error) came. */
   at: number;
+  /** Milliseconds since the load started, when the attempt was sent. */
+  sentAt: number;
   instance: number;
   retryAfter?: string;
   /** The error body's `error.code`, or the socket error's message. */
@@ -258,12 +260,13 @@ export class MixedLoad {
     const until = op.startedAt + this.retryForMs;
     for (;;) {
       const instance = this.turn++ % this.opts.instances.length;
+      const sentAt = this.now();
       const answer = await send(new URL(call.path, this.opts.instances[instance]).toString(), {
         ...call,
         localAddress: ip,
         timeoutMs: this.attemptTimeoutMs,
       });
-      op.attempts.push({ ...answer, at: this.now(), instance });
+      op.attempts.push({ ...answer, at: this.now(), sentAt, instance });
       if (!retrying || !retried(answer)) {
         op.final = answer.status;
         return;
@@ -383,4 +386,19 @@ export function summarise(
     classify: { ...of("classify"), charged: tally(charges) },
     contact: { ...of("contact"), mailed: tally(mails) },
   };
+}
+
+/** Answers by status in consecutive slices of `sliceMs` (by when each came): how the error window looked. */
+export function timeline(r: MixedLoadReport, sliceMs = 2000): string[] {
+  const slices: Record<string, number>[] = [];
+  for (const op of r.operations) {
+    for (const a of op.attempts) {
+      const i = Math.floor(a.at / sliceMs);
+      const slice = slices[i] ?? {};
+      slices[i] = slice;
+      const s = a.status === "error" ? `${op.kind === "lookup" ? "lookup " : ""}error` : String(a.status);
+      slice[s] = (slice[s] ?? 0) + 1;
+    }
+  }
+  return Array.from(slices, (s, i) => `${(i * sliceMs) / 1000}s ${JSON.stringify(s ?? {})}`);
 }
