@@ -12,6 +12,7 @@
  */
 import autocannon from "autocannon";
 import { cpuMs } from "./procs.js";
+import { stallWatch } from "./server-stalls.js";
 import { buildBundle, type Server, startAlmanac, startYardstick } from "./servers.js";
 
 const PATH = process.argv[2] ?? "/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12";
@@ -45,8 +46,12 @@ try {
   await cpuPerRequest(almanac, target, REQUESTS);
   const ratios: number[] = [];
   const mine: number[] = [];
+  // The server's GC pauses and loop delay over its rounds (scraped from its /metrics).
+  const stalls = stallWatch(almanac.url);
+  const ends: (() => Promise<void>)[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const y = await cpuPerRequest(yard, `${yard.url}/`, REQUESTS);
+    if (i === 0) ends.push(await stalls.around());
     const a = await cpuPerRequest(almanac, target, REQUESTS);
     ratios.push(y / a);
     mine.push(a);
@@ -54,6 +59,9 @@ try {
       `round ${i + 1}: yardstick ${y.toFixed(1)} µs, almanac ${a.toFixed(1)} µs, ratio ${(y / a).toFixed(3)}`,
     );
   }
+  for (const end of ends) await end();
+  const note = stalls.note().join("").replace("during the ½-max runs", "during its rounds");
+  console.log(`${note} (${ROUNDS * REQUESTS} requests)`);
   console.log(
     `GET ${PATH} (${Object.entries(ENV)
       .map(([k, v]) => `${k}=${v}`)
