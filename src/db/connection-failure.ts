@@ -1,10 +1,13 @@
 /**
  * Socket errors, PostgreSQL's "cannot serve now" classes (08 connection, 57P admin shutdown,
- * 53300 too many connections) and SQLite's busy/locked (another process held the file past
- * busy_timeout).
+ * 53300 too many connections, 25006 a write reaching a read-only standby: the primary has moved)
+ * and SQLite's busy/locked (another process held the file past busy_timeout).
  */
 const CONNECTION_CODES =
-  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08\w{3}|57P0[123]|53300|SQLITE_BUSY\w*|SQLITE_LOCKED\w*)$/;
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08\w{3}|57P0[123]|53300|25006|SQLITE_BUSY\w*|SQLITE_LOCKED\w*)$/;
+
+/** SQLSTATE of a write refused by a read-only server: a standby, or a primary being demoted. */
+export const READ_ONLY_SERVER = "25006";
 const CONNECTION_MESSAGES =
   /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Query read timeout)$/;
 

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import type pg from "pg";
+import { READ_ONLY_SERVER } from "./connection-failure.js";
 
 /**
  * pg is loaded when a pool is opened, not when this module is: a server without DATABASE_URL
@@ -122,9 +123,11 @@ function boundedClient(
       progress();
       return result;
     } catch (err) {
-      // An error from the server (it has a SQLSTATE) is an answer; silence or a drop is not.
+      // An error from the server (it has a SQLSTATE) is an answer; silence or a drop is not. A
+      // write refused as read-only means this connection reached a standby (a proxy that counted
+      // it up, or a primary since demoted): dropped, so the next connection finds the primary.
       if (err instanceof DatabaseError) progress();
-      else broken = true;
+      if (!(err instanceof DatabaseError) || err.code === READ_ONLY_SERVER) broken = true;
       throw err;
     }
   };

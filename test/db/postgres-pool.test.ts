@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isConnectionFailure } from "../../src/db/connection-failure.js";
+import { openPostgresPool } from "../../src/db/postgres-pool.js";
+import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
+
+/** The request-path pool over sessions that refuse writes, as a standby does. */
+describe.skipIf(!DATABASE_URL)(`PostgreSQL pool on a read-only server ${skipReason({ postgres: true }) ?? ""}`, () => {
+  let fresh: Awaited<ReturnType<typeof freshPostgresUrl>>;
+  let pool: ReturnType<typeof openPostgresPool>;
+
+  beforeAll(async () => {
+    fresh = await freshPostgresUrl();
+    const url = new URL(fresh.url);
+    url.searchParams.set("options", `${url.searchParams.get("options")} -c default_transaction_read_only=on`);
+    pool = openPostgresPool({ url: url.toString(), size: 2, acquireTimeoutMs: 5_000, silenceMs: 1_000 });
+  });
+  afterAll(async () => {
+    await pool?.bounded.end();
+    await fresh?.drop();
+  });
+
+  it("a write refused as read-only is an outage (503), and its connection is dropped", async () => {
+    const client = await pool.bounded.connect();
+    const err = await client.query("create table refused (id int)", []).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    client.release();
+    expect((err as { code?: string }).code).toBe("25006");
+    expect(isConnectionFailure(err)).toBe(true);
+    expect(pool.raw.totalCount).toBe(0);
+  });
+
+  it("any other refusal from the server is an answer: the connection stays", async () => {
+    const client = await pool.bounded.connect();
+    const err = await client.query("select nope from nowhere", []).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    client.release();
+    expect((err as { code?: string }).code).toBe("42P01");
+    expect(isConnectionFailure(err)).toBe(false);
+    expect(pool.raw.totalCount).toBe(1);
+  });
+});
