@@ -47,9 +47,14 @@ describe("weather and postcode upstream failures", () => {
   });
 
   it.each(FAULTS)("Open-Meteo %s → 502 upstream_error", async (fault) => {
+    // The place first (kept in the cache both routes share), so the failure met is Open-Meteo's
+    // alone, not a postcode lookup that a loaded host slowed past the short deadline.
+    expect((await rig.get("/v1/postcode?postcode=EH11YZ")).status).toBe(200);
+    const lookups = rig.postcodes.paths.length;
     rig.meteo.fault = fault;
     const res = await rig.get("/v1/weather?postcode=EH11YZ");
     expect(res.status).toBe(502);
+    expect(rig.postcodes.paths.length).toBe(lookups);
     const { error } = await errorOf(res);
     expect(error).toMatchObject({ code: "upstream_error", message: "The weather provider failed; try again shortly." });
     expect(JSON.stringify(error)).not.toContain("127.0.0.1");
