@@ -352,7 +352,7 @@ async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
  * Kysely's own lock key for migrations (so an instance of an older build, which takes it for its
  * session, and this one exclude each other), taken by `migrate` for its transaction only.
  */
-const MIGRATION_LOCK = 3853314791062309107n;
+export const MIGRATION_LOCK = 3853314791062309107n;
 
 /** Kysely's PostgreSQL adapter without its session-level migration lock: `migrate` holds a transaction-level one. */
 class TransactionLockedAdapter extends PostgresAdapter {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
+import { MIGRATION_LOCK } from "../../src/db/migrations.js";
 
 /** Set by .ci/run (and by a developer who has the services); suites that need them skip otherwise. */
 export const DATABASE_URL = process.env.DATABASE_URL || undefined;
@@ -70,9 +71,15 @@ export async function freshPostgresUrl(base = DATABASE_URL): Promise<{ url: stri
   return {
     url: url.toString(),
     drop: async () => {
+      // Under the migrations' lock: a migration in another file introspects every schema of the
+      // database (Kysely's getTables), and a schema dropped in the middle of that fails it with
+      // "schema … does not exist".
       const c = new pg.Client({ connectionString: base });
       await c.connect();
+      await c.query("begin");
+      await c.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK.toString()]);
       await c.query(`drop schema if exists ${schema} cascade`);
+      await c.query("commit");
       await c.end();
     },
   };
