@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Compilable, ExpressionBuilder, Kysely, QueryResult } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import type { IdempotencyClaim, IdempotencyRef, IdempotencyStore } from "../ports/idempotency.js";
 import type { Expiry } from "./expired-rows.js";
 import type { DB } from "./schema.js";
@@ -49,7 +49,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     const keptSince = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const owner = newOwner();
-      const inserted = await this.run(
+      const inserted = await this.db.executeQuery(
         this.db
           .insertInto("idempotency")
           .values({
@@ -66,7 +66,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       );
       if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: "owned", owner, takeover: false, charged: false };
       const [row] = (
-        await this.run(
+        await this.db.executeQuery(
           this.db
             .selectFrom("idempotency")
             .where(at(ref))
@@ -102,11 +102,6 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return { kind: "in_progress" };
   }
 
-  /** Runs one of the statements every idempotent request sends. */
-  private run<R>(query: Compilable<R>): Promise<QueryResult<R>> {
-    return this.db.executeQuery(query.compile());
-  }
-
   async renew(ref: IdempotencyRef, owner: string, leaseMs: number): Promise<boolean> {
     const res = await this.db
       .updateTable("idempotency")
@@ -117,7 +112,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(ref: IdempotencyRef, owner: string, status: number, body: string): Promise<void> {
-    await this.run(
+    await this.db.executeQuery(
       this.db.updateTable("idempotency").where(heldBy(ref, owner)).set({ status, response: body, lease_until: null }),
     );
   }
@@ -127,7 +122,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async markCharged(ref: IdempotencyRef, owner: string, charged: boolean): Promise<boolean> {
-    const res = await this.run(
+    const res = await this.db.executeQuery(
       this.db
         .updateTable("idempotency")
         .where(heldBy(ref, owner))
