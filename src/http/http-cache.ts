@@ -141,15 +141,8 @@ export function keptJson<T>(c: Context, kept: TaggedJson): TypedResponse<T, 200,
 
 /**
  * A 200 JSON answer for a route under `httpCache`, tagged from the string it sends (so the tag
- * costs one in-line hash and no second pass over the response). `json` defaults to the bytes
- * `c.json(body)` would send; a route that serialises parts once passes its own, and one that
- * keeps its answers may keep their tag too (`etag`, which must be `etagOf(json)`).
+ * costs one in-line hash and no second pass over the response).
  */
-export function taggedJson<T>(
-  c: Context,
-  body: T,
-  json = JSON.stringify(body),
-  etag = etagOf(json),
-): TypedResponse<T, 200, "json"> {
-  return keptJson<T>(c, { json, etag });
+export function taggedJson<T>(c: Context, body: T): TypedResponse<T, 200, "json"> {
+  return keptJson<T>(c, tagged(body));
 }

@@ -3,7 +3,7 @@ import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
-import { etagOf, taggedJson } from "../../http/http-cache.js";
+import { etagOf, keptJson, type TaggedJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
@@ -73,7 +73,7 @@ async function registration(
 export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" | "vatRegistry">): void {
   const data = loadVatDataset();
   const today = new LocalToday();
-  const answers = new LRUCache<string, { json: string; etag: string }>({ max: 2_000 });
+  const answers = new LRUCache<string, TaggedJson>({ max: 2_000 });
 
   openapiRoute(app, route, async (c) => {
     const query = c.req.valid("query");
@@ -111,6 +111,6 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" 
     }
     // Today's rates hold until the country's next midnight (an explicit date: see http-cache.ts).
     if (query.date === undefined) reuseUntil(c, today.nextMidnight(zone, deps.now()));
-    return taggedJson(c, body, tagged.json, tagged.etag);
+    return keptJson<VatResponseBody>(c, tagged);
   });
 }
