@@ -13,6 +13,8 @@
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler, TypedResponse } from "hono";
 import { RETAINED_304_HEADERS } from "hono/etag";
+import { LRUCache } from "lru-cache";
+import type { Config } from "../config.js";
 import { sha1Hex } from "../lib/hash.js";
 import { reuseUntil } from "./answer-cache.js";
 import { type Contract, type Documented, documented, HEADERS_MAX, type HeaderDoc } from "./contract.js";
@@ -122,6 +124,14 @@ export function etagOf(json: string): string {
 export interface TaggedJson {
   json: string;
   etag: string;
+}
+
+/**
+ * A route's own finished answers (bytes and ETag) by query, up to 2,000; none when the answer
+ * cache is off (`ANSWER_CACHE_MB=0`), so every call builds its answer again.
+ */
+export function keptAnswers(config: Pick<Config, "ANSWER_CACHE_MB">): LRUCache<string, TaggedJson> | undefined {
+  return config.ANSWER_CACHE_MB > 0 ? new LRUCache<string, TaggedJson>({ max: 2_000 }) : undefined;
 }
 
 /** `body` serialised as `c.json` would send it, with its ETag. */

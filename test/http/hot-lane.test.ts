@@ -1,6 +1,7 @@
 import { Writable } from "node:stream";
+import { LRUCache } from "lru-cache";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { normaliseTarget } from "../../src/http/answer-cache.js";
 import { fakeOpenMeteo } from "../fakes/open-meteo.js";
 import { fakePostcodesIo } from "../fakes/postcodes-io.js";
@@ -236,6 +237,27 @@ describe("ANSWER_CACHE_MB=0", () => {
       for (let i = 0; i < 3; i++) expect((await fetch(`${off.url}/v1/vat?code=DE`)).status).toBe(200);
       expect(await reusedCount(off, "/v1/vat")).toBe(0);
     } finally {
+      await off.close();
+    }
+  });
+
+  it("keeps no finished answers in the routes either: moon and VAT build theirs on every call", async () => {
+    const kept = vi.spyOn(LRUCache.prototype, "set");
+    const off = await testServer({ ANSWER_CACHE_MB: "0", DEMO_HOURLY_LIMIT: "1000" });
+    try {
+      for (const path of [
+        "/v1/moon?date=2024-01-25&lat=51.5&lon=-0.1",
+        "/v1/vat?code=DE",
+        "/v1/vat?code=FR&date=2024-01-25",
+      ])
+        for (let i = 0; i < 2; i++) expect((await fetch(`${off.url}${path}`)).status).toBe(200);
+      // A finished answer is its bytes and their ETag; the moon's own memos of phases and events may stay.
+      const answers = kept.mock.calls.filter(
+        ([, value]) => typeof value === "object" && value !== null && "etag" in value,
+      );
+      expect(answers).toEqual([]);
+    } finally {
+      kept.mockRestore();
       await off.close();
     }
   });

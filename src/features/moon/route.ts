@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../app-deps.js";
-import { keptJson, type TaggedJson, tagged } from "../../http/http-cache.js";
+import { keptAnswers, keptJson, tagged } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
@@ -78,18 +77,18 @@ const route = createRoute({
 });
 
 /** `GET /v1/moon?date=&lat=&lon=&tz=&phases=`. */
-export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now">): void {
+export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "config" | "now">): void {
   const zones = new TimeZones();
   const moon = new MoonCalculator(zones);
   // An answer pinned by its date depends on the query alone: its bytes and ETag, made once per
-  // query (a keyed GET, or any GET with the answer cache off, comes here every time).
-  const pinned = new LRUCache<string, TaggedJson>({ max: 2_000 });
+  // query (a keyed GET comes here every time); none with the answer cache off.
+  const pinned = keptAnswers(deps.config);
   openapiRoute(app, route, (c) => {
     const query = c.req.valid("query");
     const zone = resolveZone(query.tz, query.lat, query.lon);
     const phases = query.phases ?? 4;
     const key = query.date === undefined ? undefined : `${query.date} ${zone} ${query.lat} ${query.lon} ${phases}`;
-    const kept = key === undefined ? undefined : pinned.get(key);
+    const kept = key === undefined ? undefined : pinned?.get(key);
     if (kept) return keptJson<MoonResponseBody>(c, kept);
     const when = resolveWhen(query.date, zone, deps.now(), zones);
     const observer =
@@ -103,7 +102,7 @@ export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now"
       ...rest,
       units: MOON_UNITS,
     } satisfies MoonResponseBody);
-    if (key !== undefined) pinned.set(key, answer);
+    if (key !== undefined) pinned?.set(key, answer);
     return keptJson<MoonResponseBody>(c, answer);
   });
 }

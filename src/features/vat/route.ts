@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
-import { etagOf, keptJson, type TaggedJson } from "../../http/http-cache.js";
+import { etagOf, keptAnswers, keptJson } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
@@ -70,10 +69,10 @@ async function registration(
   };
 }
 
-export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" | "vatRegistry">): void {
+export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "config" | "now" | "vatRegistry">): void {
   const data = loadVatDataset();
   const today = new LocalToday();
-  const answers = new LRUCache<string, TaggedJson>({ max: 2_000 });
+  const answers = keptAnswers(deps.config);
 
   openapiRoute(app, route, async (c) => {
     const query = c.req.valid("query");
@@ -100,17 +99,18 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "now" 
       body.vat_number = { ...verdict, registration: await registration(deps.vatRegistry, parsed.country, verdict) };
       return c.json(body, 200);
     }
-    // c.json's bytes and their ETag, made once per query as sent and the date it resolved to
+    // c.json's bytes and their ETag, made once per query as sent and the date it resolved to (every
+    // time with the answer cache off)
     // (the body echoes the query: {"query":…,<the (country, date) answer's keys>}).
     const key = `${query.code}\n${query.date ?? ""}\n${date}`;
-    let tagged = answers.get(key);
-    if (tagged === undefined) {
+    let kept = answers?.get(key);
+    if (kept === undefined) {
       const json = `{"query":${JSON.stringify(body.query)},${JSON.stringify(found.answer).slice(1)}`;
-      tagged = { json, etag: etagOf(json) };
-      answers.set(key, tagged);
+      kept = { json, etag: etagOf(json) };
+      answers?.set(key, kept);
     }
     // Today's rates hold until the country's next midnight (an explicit date: see http-cache.ts).
     if (query.date === undefined) reuseUntil(c, today.nextMidnight(zone, deps.now()));
-    return keptJson<VatResponseBody>(c, tagged);
+    return keptJson<VatResponseBody>(c, kept);
   });
 }
