@@ -2,7 +2,8 @@ import { DeltaT_EspenakMeeus, MakeTime } from "astronomy-engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OBSERVED_MID_YEAR } from "../../../test/fixtures/usno-delta-t.js";
 import { type TestApp, testApp } from "../../../test/helpers/app.js";
-import { LATEST_OBSERVED_YEAR, observedDeltaT } from "./delta-t.js";
+import { decimalYear, LATEST_OBSERVED_YEAR, observedDeltaT } from "./delta-t.js";
+import { OBSERVED_DELTA_T } from "./delta-t-table.js";
 
 /** The ΔT astronomy-engine applies at an instant, in seconds. */
 const deltaTInUse = (date: Date) => {
@@ -45,5 +46,29 @@ describe("ΔT (TT − UT1) used for every moon and sun instant", () => {
     expect(observedDeltaT(1e9)).toBe(DeltaT_EspenakMeeus(1e9));
     const edge = ut("1900-01-01T00:00:00Z");
     expect(Math.abs(observedDeltaT(edge) - DeltaT_EspenakMeeus(edge - 1))).toBeLessThan(0.2);
+  });
+});
+
+describe("observedDeltaT's table lookup", () => {
+  /** The table read the plain way: the first row at or after the year, by a linear scan. */
+  const scanned = (ut: number) => {
+    const year = decimalYear(Date.UTC(2000, 0, 1, 12) + ut * 86_400_000);
+    if (!(year >= (OBSERVED_DELTA_T[0] as readonly number[])[0]) || year > LATEST_OBSERVED_YEAR) return undefined;
+    let hi = OBSERVED_DELTA_T.findIndex(([y]) => y >= year);
+    if (hi <= 0) hi = 1;
+    const [y0, v0] = OBSERVED_DELTA_T[hi - 1] as readonly [number, number];
+    const [y1, v1] = OBSERVED_DELTA_T[hi] as readonly [number, number];
+    return v0 + ((v1 - v0) * (year - y0)) / (y1 - y0);
+  };
+
+  it("gives exactly what a linear scan of the table gives, at any instant of the observed years", () => {
+    const first = Date.UTC(1900, 0, 1);
+    const span = Date.UTC(2026, 9, 1) - first;
+    const uts = [0, -36525 + 0.5, 9496.5, 9496.4999]; // J2000, 1900-01-01 0h, the rows' own instants
+    for (let i = 0; i < 20_000; i++) uts.push((first + Math.random() * span - Date.UTC(2000, 0, 1, 12)) / 86_400_000);
+    for (const ut of uts) {
+      const expected = scanned(ut);
+      if (expected !== undefined) expect(observedDeltaT(ut), String(ut)).toBe(expected);
+    }
   });
 });

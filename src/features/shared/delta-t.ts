@@ -30,9 +30,21 @@ export function decimalYear(ms: number): number {
   return year + (ms - start) / (Date.UTC(year + 1, 0, 1) - start);
 }
 
+/** Index of the first row at or after `year` (a binary search: every new instant asks). */
+function firstRowFrom(year: number): number {
+  let lo = 0;
+  let hi = OBSERVED_DELTA_T.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((OBSERVED_DELTA_T[mid] as readonly [number, number])[0] >= year) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /** Linear interpolation in the observed table; `year` must lie within it. */
 function interpolate(year: number): number {
-  let hi = OBSERVED_DELTA_T.findIndex(([y]) => y >= year);
+  let hi = firstRowFrom(year);
   if (hi <= 0) hi = 1;
   const [y0, v0] = OBSERVED_DELTA_T[hi - 1] as readonly [number, number];
   const [y1, v1] = OBSERVED_DELTA_T[hi] as readonly [number, number];
