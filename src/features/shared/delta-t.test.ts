@@ -49,10 +49,29 @@ describe("ΔT (TT − UT1) used for every moon and sun instant", () => {
   });
 });
 
-describe("observedDeltaT's table lookup", () => {
+describe("observedDeltaT's arithmetic", () => {
+  /** The decimal year the plain way, with a Date. */
+  const dateYear = (ms: number) => {
+    const year = new Date(ms).getUTCFullYear();
+    const start = Date.UTC(year, 0, 1);
+    return year + (ms - start) / (Date.UTC(year + 1, 0, 1) - start);
+  };
+
+  it("reads the decimal year as a Date does, at any instant from 0101 to 9999 and at every year's edges", () => {
+    const instants = [0, -1, 1, Date.UTC(2000, 1, 29, 12), Date.UTC(1900, 2, 1)];
+    for (let year = 101; year < 10_000; year += 1) {
+      const start = Date.UTC(year, 0, 1);
+      instants.push(start, start - 1, start + 1, start + 0.5);
+    }
+    for (let i = 0; i < 20_000; i++)
+      instants.push(Date.UTC(101, 0, 1) + Math.random() * (Date.UTC(9999, 0, 1) - Date.UTC(101, 0, 1)));
+    for (const ms of instants) expect(decimalYear(ms), String(ms)).toBe(dateYear(ms));
+    expect(decimalYear(1e9 * 86_400_000)).toBeNaN();
+  });
+
   /** The table read the plain way: the first row at or after the year, by a linear scan. */
   const scanned = (ut: number) => {
-    const year = decimalYear(Date.UTC(2000, 0, 1, 12) + ut * 86_400_000);
+    const year = dateYear(Date.UTC(2000, 0, 1, 12) + ut * 86_400_000);
     if (!(year >= (OBSERVED_DELTA_T[0] as readonly number[])[0]) || year > LATEST_OBSERVED_YEAR) return undefined;
     let hi = OBSERVED_DELTA_T.findIndex(([y]) => y >= year);
     if (hi <= 0) hi = 1;

@@ -23,11 +23,30 @@ const DAY_MS = 86_400_000;
 const FIRST = OBSERVED_DELTA_T[0] as readonly [number, number];
 const LATEST = OBSERVED_DELTA_T[OBSERVED_DELTA_T.length - 1] as readonly [number, number];
 
+/** The furthest instant from 1970 a JS Date holds, ms. */
+const DATE_LIMIT_MS = 8.64e15;
+
+/**
+ * Epoch ms of 1 January 0h UT of `year` (proleptic Gregorian), by arithmetic: what Date.UTC gives
+ * for years from 100 on, without a Date (every AstroTime asks for ΔT, so this runs per instant).
+ */
+function yearStartMs(year: number): number {
+  // Days from 1970-01-01 to 1 January of `year` (Hinnant's days_from_civil, March-based years).
+  const y = year - 1;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + 306;
+  return (era * 146_097 + doe - 719_468) * DAY_MS;
+}
+
 /** Decimal year of an instant: 2025.0 is 1 January 2025 0h UT, 2025.5 is half-way through 2025. */
 export function decimalYear(ms: number): number {
-  const year = new Date(ms).getUTCFullYear();
-  const start = Date.UTC(year, 0, 1);
-  return year + (ms - start) / (Date.UTC(year + 1, 0, 1) - start);
+  if (!(Math.abs(ms) <= DATE_LIMIT_MS)) return Number.NaN;
+  let year = 1970 + Math.floor(ms / (365.2425 * DAY_MS));
+  while (ms < yearStartMs(year)) year--;
+  while (ms >= yearStartMs(year + 1)) year++;
+  const start = yearStartMs(year);
+  return year + (ms - start) / (yearStartMs(year + 1) - start);
 }
 
 /** Index of the first row at or after `year` (a binary search: every new instant asks). */
