@@ -1,18 +1,20 @@
 import {
-  AngleFromSun,
+  AngleBetween,
   Body,
+  DEG2RAD,
   GeoMoon,
-  Illumination,
+  GeoVector,
+  HelioVector,
   KM_PER_AU,
+  MakeTime,
   type MoonQuarter,
   Observer,
-  SearchHourAngle,
-  SearchRiseSet,
+  Vector,
 } from "astronomy-engine";
 import { LRUCache } from "lru-cache";
 import { isoInZone, type LocalDay, round, TimeZones } from "../shared/geo-time.js";
-import { crossings, culminations } from "../shared/rise-set.js";
-import { apparentPhaseLongitude, nextQuarter, searchQuarter } from "./phase.js";
+import { MoonSky, MoonTrack, riseSets, searchRiseSet, searchTransit, transits } from "./moon-sky.js";
+import { nextQuarter, phaseLongitude, searchQuarter } from "./phase.js";
 
 const DAY_MS = 86_400_000;
 
@@ -128,6 +130,27 @@ class PhaseTable {
 }
 
 /**
+ * Phase angle, illumination, elongation and distance at `at`: what apparentPhaseLongitude,
+ * Illumination, AngleFromSun and GeoMoon give, from one computation of the Moon, the Sun and the
+ * Earth (each of those computes its own, ~5–8 µs apiece).
+ */
+function instantAt(at: Date): MoonInstant {
+  const time = MakeTime(at);
+  const moon = GeoMoon(time);
+  const sun = GeoVector(Body.Sun, time, true);
+  // Illumination(): the phase angle at the Moon between the Earth and the Sun (heliocentric Earth, no light-time).
+  const earth = HelioVector(Body.Earth, time);
+  const helioMoon = new Vector(earth.x + moon.x, earth.y + moon.y, earth.z + moon.z, time);
+  const phaseAngle = AngleBetween(moon, helioMoon);
+  return {
+    longitude: phaseLongitude(time, moon, sun),
+    fraction: (1 + Math.cos(DEG2RAD * phaseAngle)) / 2,
+    elongation: AngleBetween(sun, moon),
+    distance: moon.Length(),
+  };
+}
+
+/**
  * Calendar convention: a day on which a principal phase occurs (in the local zone) is named
  * after it; any other instant gets the intermediate phase of its elongation.
  */
@@ -140,26 +163,25 @@ function phaseOfDay(longitude: number, day: LocalDay, candidates: MoonQuarter[])
   return "waning_crescent";
 }
 
-function events(day: LocalDay, lat: number, lon: number, zones: TimeZones): MoonEvents {
-  const observer = new Observer(lat, lon, 0);
+function events(day: LocalDay, sky: MoonSky, zones: TimeZones): MoonEvents {
   const iso = (d: Date | undefined) => (d ? isoInZone(d, day.zone, zones) : null);
   const all = (ds: Date[]) => ds.map((d) => isoInZone(d, day.zone, zones));
   // Long enough for the polar months during which the Moon neither rises nor sets.
   const nextLimit = 40;
 
-  const rises = crossings(Body.Moon, observer, +1, day.start, day.end);
-  const sets = crossings(Body.Moon, observer, -1, day.start, day.end);
-  const transits = culminations(Body.Moon, observer, day.start, day.end);
+  const rises = riseSets(sky, +1, day.start, day.end);
+  const sets = riseSets(sky, -1, day.start, day.end);
+  const culminations = transits(sky, day.start, day.end);
   return {
     moonrise: iso(rises[0]),
     moonset: iso(sets[0]),
-    transit: iso(transits[0]),
+    transit: iso(culminations[0]),
     moonrises: all(rises),
     moonsets: all(sets),
-    transits: all(transits),
-    next_moonrise: rises[0] ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, nextLimit)?.date),
-    next_moonset: sets[0] ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, nextLimit)?.date),
-    next_transit: transits[0] ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
+    transits: all(culminations),
+    next_moonrise: rises[0] ? null : iso(searchRiseSet(sky, +1, MakeTime(day.end), nextLimit)?.date),
+    next_moonset: sets[0] ? null : iso(searchRiseSet(sky, -1, MakeTime(day.end), nextLimit)?.date),
+    next_transit: culminations[0] ? null : iso(searchTransit(sky, MakeTime(day.end)).date),
   };
 }
 
@@ -168,6 +190,8 @@ export class MoonCalculator {
   constructor(private readonly zones = new TimeZones()) {}
 
   private readonly phases = new PhaseTable();
+  /** The Moon's geocentric track, fitted per span of days, for every place's rise and set. */
+  private readonly track = new MoonTrack();
   /** Rise/set/transit per place and local day: the same for every request about that day. */
   private readonly events = new LRUCache<string, MoonEvents>({ max: 10_000 });
   /**
@@ -202,12 +226,7 @@ export class MoonCalculator {
   private instantOf(at: Date): MoonInstant {
     let found = this.instants.get(at.getTime());
     if (!found) {
-      found = {
-        longitude: apparentPhaseLongitude(at),
-        fraction: Illumination(Body.Moon, at).phase_fraction,
-        elongation: AngleFromSun(Body.Moon, at),
-        distance: GeoMoon(at).Length(),
-      };
+      found = instantAt(at);
       this.instants.set(at.getTime(), found);
     }
     return found;
@@ -217,7 +236,7 @@ export class MoonCalculator {
     const key = `${lat},${lon},${day.zone},${day.date}`;
     let found = this.events.get(key);
     if (!found) {
-      found = events(day, lat, lon, this.zones);
+      found = events(day, new MoonSky(this.track, new Observer(lat, lon, 0)), this.zones);
       this.events.set(key, found);
     }
     return found;

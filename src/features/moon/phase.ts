@@ -1,4 +1,5 @@
 import {
+  type AstroTime,
   Body,
   C_AUDAY,
   Ecliptic,
@@ -8,6 +9,7 @@ import {
   MoonQuarter,
   Search,
   SearchMoonQuarter,
+  type Vector,
 } from "astronomy-engine";
 
 type Instant = Parameters<typeof MakeTime>[0];
@@ -24,10 +26,16 @@ type Instant = Parameters<typeof MakeTime>[0];
  */
 export function apparentPhaseLongitude(at: Instant): number {
   const time = MakeTime(at);
-  const geometric = GeoMoon(time);
-  const moon = GeoMoon(time.AddDays(-geometric.Length() / C_AUDAY));
-  const sun = GeoVector(Body.Sun, time, true);
-  const d = Ecliptic(moon).elon - Ecliptic(sun).elon;
+  return phaseLongitude(time, GeoMoon(time), GeoVector(Body.Sun, time, true));
+}
+
+/**
+ * The same from the Moon's geometric position (GeoMoon) and the Sun's apparent one
+ * (GeoVector(Sun, …, true)) at `time`, for a caller that has them already.
+ */
+export function phaseLongitude(time: AstroTime, geometricMoon: Vector, apparentSun: Vector): number {
+  const moon = GeoMoon(time.AddDays(-geometricMoon.Length() / C_AUDAY));
+  const d = Ecliptic(moon).elon - Ecliptic(apparentSun).elon;
   return ((d % 360) + 360) % 360;
 }
 

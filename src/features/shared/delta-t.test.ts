@@ -72,7 +72,8 @@ describe("observedDeltaT's arithmetic", () => {
   /** The table read the plain way: the first row at or after the year, by a linear scan. */
   const scanned = (ut: number) => {
     const year = dateYear(Date.UTC(2000, 0, 1, 12) + ut * 86_400_000);
-    if (!(year >= (OBSERVED_DELTA_T[0] as readonly number[])[0]) || year > LATEST_OBSERVED_YEAR) return undefined;
+    if (!(year >= (OBSERVED_DELTA_T[0] as readonly [number, number])[0]) || year > LATEST_OBSERVED_YEAR)
+      return undefined;
     let hi = OBSERVED_DELTA_T.findIndex(([y]) => y >= year);
     if (hi <= 0) hi = 1;
     const [y0, v0] = OBSERVED_DELTA_T[hi - 1] as readonly [number, number];

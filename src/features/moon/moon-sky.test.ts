@@ -1,0 +1,139 @@
+import {
+  AngleFromSun,
+  Body,
+  C_AUDAY,
+  Ecliptic,
+  GeoMoon,
+  GeoVector,
+  Illumination,
+  KM_PER_AU,
+  MakeTime,
+  Observer,
+  SearchHourAngle,
+  SearchRiseSet,
+} from "astronomy-engine";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test/helpers/env.js";
+import { useObservedDeltaT } from "../shared/delta-t.js";
+import { isoInZone, type LocalDay, resolveWhen, resolveZone, round, TimeZones } from "../shared/geo-time.js";
+import { crossings, culminations } from "../shared/rise-set.js";
+import { MoonCalculator, type MoonEvents } from "./moon.js";
+import { exactTrack, MoonTrack } from "./moon-sky.js";
+import { searchQuarter } from "./phase.js";
+
+/**
+ * The report's fast path (the Moon from fitted series, one computation of the Moon and the Sun
+ * per instant) against the full computation it replaces: astronomy-engine's own rise/set and
+ * hour-angle searches and its per-quantity functions, each computing the Moon afresh.
+ */
+
+/** Moonrise, moonset and transit of a local day, as astronomy-engine's searches find them. */
+function fullEvents(day: LocalDay, lat: number, lon: number, zones: TimeZones): MoonEvents {
+  const observer = new Observer(lat, lon, 0);
+  const iso = (d: Date | undefined) => (d ? isoInZone(d, day.zone, zones) : null);
+  const all = (ds: Date[]) => ds.map((d) => isoInZone(d, day.zone, zones));
+  const rises = crossings(Body.Moon, observer, +1, day.start, day.end);
+  const sets = crossings(Body.Moon, observer, -1, day.start, day.end);
+  const transits = culminations(Body.Moon, observer, day.start, day.end);
+  return {
+    moonrise: iso(rises[0]),
+    moonset: iso(sets[0]),
+    transit: iso(transits[0]),
+    moonrises: all(rises),
+    moonsets: all(sets),
+    transits: all(transits),
+    next_moonrise: rises[0] ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, 40)?.date),
+    next_moonset: sets[0] ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, 40)?.date),
+    next_transit: transits[0] ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
+  };
+}
+
+/** The instant's numbers, each from its own astronomy-engine function, rounded as the report rounds them. */
+function fullInstant(at: Date) {
+  const time = MakeTime(at);
+  const retarded = GeoMoon(time.AddDays(-GeoMoon(time).Length() / C_AUDAY));
+  const d = Ecliptic(retarded).elon - Ecliptic(GeoVector(Body.Sun, time, true)).elon;
+  const fraction = Illumination(Body.Moon, at).phase_fraction;
+  return {
+    illumination: { fraction: round(fraction, 4), percent: round(fraction * 100, 1) },
+    elongation_deg: round(AngleFromSun(Body.Moon, at), 2),
+    phase_longitude_deg: round(((d % 360) + 360) % 360, 2),
+    distance_km: Math.round(GeoMoon(at).Length() * KM_PER_AU),
+  };
+}
+
+const DAY_MS = 86_400_000;
+const FIRST_DAY = Date.UTC(1000, 0, 1);
+const LAST_DAY = Date.UTC(2999, 11, 31);
+
+/** Latitudes weighted towards the polar circles (days without a rise or set, two rises in a day) and the poles. */
+const latitude = fc.oneof(
+  fc.double({ min: -90, max: 90, noNaN: true }),
+  fc.double({ min: 60, max: 90, noNaN: true }),
+  fc.double({ min: -90, max: -60, noNaN: true }),
+  fc.constantFrom(90, -90, 0, 66.56, -66.56),
+);
+const longitude = fc.double({ min: -180, max: 180, noNaN: true });
+/** Days weighted towards the observed years, where the API is asked most. */
+const day = fc.oneof(
+  fc.integer({ min: Date.UTC(1900, 0, 1) / DAY_MS, max: Date.UTC(2100, 0, 1) / DAY_MS }),
+  fc.integer({ min: FIRST_DAY / DAY_MS, max: LAST_DAY / DAY_MS }),
+);
+
+describe("moon report's fast path against the full computation", () => {
+  beforeAll(() => {
+    useObservedDeltaT();
+  });
+
+  it("the fitted track is within 1e-12 AU of the lunar theory and 1e-6″ of the sidereal time's slow terms", () => {
+    const track = new MoonTrack();
+    const out = new Float64Array(4);
+    for (let i = 0; i < 2_000; i++) {
+      const ut = -365_250 + Math.random() * 730_500; // 1000–3000
+      track.at(ut, out);
+      const [x, y, z, st] = exactTrack(MakeTime(ut));
+      expect(Math.hypot((out[0] as number) - x, (out[1] as number) - y, (out[2] as number) - z)).toBeLessThan(1e-12);
+      expect(Math.abs((out[3] as number) - st)).toBeLessThan(1e-6);
+    }
+  });
+
+  it("gives the same rise, set, transit, illumination, elongation, phase longitude and distance on any day, anywhere", () => {
+    const zones = new TimeZones();
+    const moon = new MoonCalculator(zones);
+    let polarNights = 0;
+    fc.assert(
+      fc.property(day, latitude, longitude, (d, lat, lon) => {
+        const zone = resolveZone(undefined, lat, lon);
+        const date = new Date(d * DAY_MS).toISOString().slice(0, 10);
+        const when = resolveWhen(date, zone, new Date(), zones);
+        const report = moon.report({ at: when.at, day: when.day, phases: 1, observer: { lat, lon } });
+        expect(report.events, `${date} ${lat} ${lon}`).toEqual(fullEvents(when.day, lat, lon, zones));
+        expect(report, `${date} ${lat} ${lon}`).toMatchObject(fullInstant(when.at));
+        if (report.events?.moonrise === null && report.events.moonset === null) polarNights++;
+      }),
+      { numRuns: propertyRuns(400), seed: 1136 },
+    );
+    // The polar cases were drawn: days on which the Moon neither rises nor sets.
+    expect(polarNights).toBeGreaterThan(propertyRuns(400) / 40);
+  }, 120_000);
+
+  it("gives the same numbers at instants within minutes of each principal phase (the phase longitude wraps at new moon)", () => {
+    const zones = new TimeZones();
+    const moon = new MoonCalculator(zones);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(2999, 0, 1) }),
+        fc.integer({ min: -600_000, max: 600_000 }),
+        (ms, offset) => {
+          const quarter = searchQuarter(new Date(ms)).time.date.getTime();
+          const at = new Date(quarter + offset);
+          const when = resolveWhen(at.toISOString(), "UTC", at, zones);
+          const report = moon.report({ at: when.at, day: when.day, phases: 1 });
+          expect(report, at.toISOString()).toMatchObject(fullInstant(when.at));
+        },
+      ),
+      { numRuns: propertyRuns(300), seed: 1137 },
+    );
+  });
+});
