@@ -21,7 +21,7 @@ import { type App, createApp } from "../src/app.js";
 import type { AppDeps } from "../src/app-deps.js";
 import { type Config, parseConfig } from "../src/config.js";
 import { buildDeps, closeDeps } from "../src/deps.js";
-import { KeyService } from "../src/features/keys/index.js";
+import { AccountQuotas, KeyService } from "../src/features/keys/index.js";
 import { startServer } from "../src/server.js";
 import { tempDir } from "../test/helpers/env.js";
 
@@ -62,7 +62,7 @@ const VARIANTS: Record<string, Variant> = {
   },
   "usage-accounting": {
     async build(deps, config, on) {
-      const storage = createKeyStore(config, deps.database, deps.limiter);
+      const storage = createKeyStore(config, deps.database, deps.limiter, new AccountQuotas(deps.database.db));
       const keys = on
         ? deps.keys
         : new KeyService({ storage, verifier: storage, db: deps.database.db, usage: deps.keys.usage });

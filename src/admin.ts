@@ -6,7 +6,7 @@ import { MemoryRateLimiter } from "./adapters/memory-limiter.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase, type PoolSettings } from "./db/database.js";
 import { migrate } from "./db/migrations.js";
-import { KeyService, UsageCounter } from "./features/keys/index.js";
+import { AccountQuotas, KeyService, UsageCounter } from "./features/keys/index.js";
 
 export interface OpenMigratedOptions {
   /** Also create or update better-auth's tables (loads better-auth: over half a second). */
@@ -58,8 +58,8 @@ export interface AdminDeps {
 export async function buildAdminDeps(config: Config, logger: Logger): Promise<AdminDeps> {
   const { database } = await openMigrated(config, logger);
   const usage = new UsageCounter(database.db);
-  const storage = createKeyStore(config, database, new MemoryRateLimiter());
   const now = () => new Date();
+  const storage = createKeyStore(config, database, new MemoryRateLimiter(), new AccountQuotas(database.db, now));
   return {
     config,
     database,

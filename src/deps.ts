@@ -60,7 +60,8 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     onError: (err) => logger.warn({ err: (err as Error).message }, "usage counts not written; kept for the next flush"),
   });
   const keyGuesses = new InvalidKeyThrottle(limiter, config.INVALID_KEY_LIMIT);
-  const storage = createKeyStore(config, database, limiter);
+  const quotas = new AccountQuotas(database.db);
+  const storage = createKeyStore(config, database, limiter, quotas);
   const activity = new ActivityLog(database.db, {
     onError: (err) =>
       logger.warn({ err: (err as Error).message }, "call and audit log not written; kept for the next flush"),
@@ -73,10 +74,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<AppDeps
     // Every verification, outermost first: the throttle learns which tokens are keys; charged calls
     // are counted per key and hour; account-page keys spend their account's uses and rate limit;
     // the adapter looks the key up and spends its own.
-    verifier: new Throttled(
-      keyGuesses,
-      new Counted(usage, new Pooled(new AccountQuotas(database.db), limiter, storage)),
-    ),
+    verifier: new Throttled(keyGuesses, new Counted(usage, new Pooled(quotas, limiter, storage))),
   });
   return {
     config,

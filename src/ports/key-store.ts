@@ -63,12 +63,27 @@ export interface AccountRow {
   /** Uses left in the pool (when opened); null = unlimited. After the spend when `spent`. */
   remaining: number | null;
   /**
-   * Set when the store already tried to spend this call's cost from the account's uses, in the
-   * statement that read the key (the embedded store on PostgreSQL): true, spent (the account
-   * layer gives it back if the call is refused, by the store's verdict or by the account); false, too few uses were left. Unset: the
-   * account layer spends.
+   * On a VALID verdict of a charged call, set when the store spent this call's cost from the
+   * pool's uses itself (the embedded store always does, with the key's own): true, spent (the
+   * account layer gives it back if the account's rate limit refuses the call); false, too few
+   * uses were left. Unset (Unkey, which holds no pools): the account layer spends.
    */
   spent?: boolean;
+}
+
+/**
+ * The pools of uses that account-page keys spend (`account_quotas`), as the embedded store spends
+ * them with the key's own (features/keys/account-quota.ts implements it).
+ */
+export interface PoolUses {
+  /**
+   * Spends `cost` uses of `row`'s pool with one conditional statement (a pool not opened yet is
+   * opened with its plan's uses first; a period that is over refills, then the spend runs again):
+   * the uses left; undefined when too few are left; null for an unlimited pool (nothing spent).
+   */
+  take(row: AccountRow, cost: number): Promise<number | null | undefined>;
+  /** Gives back uses the store spent for a call it refused after all. */
+  credit(pool: string, uses: number): Promise<void>;
 }
 
 /** Which key store answered (named in the 503 `unkey_unavailable` message). */

@@ -1,6 +1,7 @@
 import pino from "pino";
 import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
 import { openDatabase } from "../../src/db/database.js";
+import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import type { KeyStore, KeyVerifier } from "../../src/ports/key-store.js";
 import { FakeUnkey } from "../fakes/unkey.js";
 import { keysOver, type TestApp, testApp } from "./app.js";
@@ -36,7 +37,7 @@ export async function embeddedHarness(env: Record<string, string> = {}): Promise
   const current = () => (isDown ? down : verifier) as KeyVerifier;
   const t = await testApp(env, (built) => {
     verifier = built.keys;
-    down = new EmbeddedKeyStore(unreachable.db, built.limiter);
+    down = new EmbeddedKeyStore(unreachable.db, built.limiter, new AccountQuotas(unreachable.db));
     return {
       keys: keysOver(built, {
         verify: (key, permission, opts) => current().verify(key, permission, opts),

@@ -4,6 +4,7 @@ import { EmbeddedKeyStore } from "../../src/adapters/keys/embedded.js";
 import { MemoryRateLimiter } from "../../src/adapters/memory-limiter.js";
 import { type Database, openDatabase } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
+import { AccountQuotas } from "../../src/features/keys/account-quota.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
 import { tempDir } from "../helpers/env.js";
 import { PERMISSION, remainingOf, until } from "../helpers/key-stores.js";
@@ -28,7 +29,7 @@ beforeEach(async () => {
   dataDir = tempDir();
   database = openDatabase({ dataDir, logger: pino({ level: "silent" }) });
   await migrate(database.db);
-  keys = new EmbeddedKeyStore(database.db, new MemoryRateLimiter());
+  keys = new EmbeddedKeyStore(database.db, new MemoryRateLimiter(), new AccountQuotas(database.db));
 });
 afterEach(async () => {
   provider.release();

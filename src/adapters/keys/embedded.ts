@@ -4,6 +4,7 @@ import { LRUCache } from "lru-cache";
 import { isConnectionFailure } from "../../db/connection-failure.js";
 import type { DB } from "../../db/schema.js";
 import type {
+  AccountRow,
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
@@ -11,6 +12,7 @@ import type {
   KeyStore,
   KeyUpdate,
   KeyVerification,
+  PoolUses,
   Refund,
   RollOptions,
   VerifyOptions,
@@ -74,19 +76,15 @@ type SpendingRow = VerifyRow & Partial<SpendColumns>;
 /** What the lookup's statement spent (nothing when it only looked up). */
 function spentIn(row: SpendingRow) {
   const tried = row.tried === true;
-  const key = tried && row.key_spent === true;
-  const account = tried && row.account_spent === true;
   return {
     tried,
-    key,
+    key: tried && row.key_spent === true,
     keyLeft: row.key_left == null ? null : Number(row.key_left),
-    account,
+    account: tried && row.account_spent === true,
     accountLeft: row.account_left == null ? null : Number(row.account_left),
-    /** It tried the account's uses: the key passed, spent its own if it has a count, and the account has a count. */
-    accountTried:
-      tried && row.aq_owner !== null && row.aq_remaining !== null && (key || limitsOf(row).remaining === null),
   };
 }
+type Spent = ReturnType<typeof spentIn>;
 
 /**
  * Keys in the project's database (SQLite or PostgreSQL), stored only as SHA-256 and looked up
@@ -94,6 +92,11 @@ function spentIn(row: SpendingRow) {
  * are exact under concurrency and across instances; per-key rate limits go through the shared
  * limiter (rule `key`, Redis when configured). A rolled key and its replacement share one count
  * and one rate limit: the replacement's `quota_of` names the key that holds them.
+ *
+ * A charged call of an account-page key also spends its pool's uses here, after the key's own
+ * (`pools`; the verdict says so in `account.spent`), on both dialects: on PostgreSQL in the
+ * lookup's statement when it can (spend-in-lookup.ts), else, and on SQLite, by the pool's own
+ * conditional UPDATE. The account layer (features/keys/pooled.ts) then only asks the pool's rate limit.
  */
 export class EmbeddedKeyStore implements KeyStore {
   /** byHashQuery compiled once: only the hash changes between calls (building and compiling it cost ~22 µs a call). */
@@ -110,6 +113,7 @@ export class EmbeddedKeyStore implements KeyStore {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly limiter: RateLimiter,
+    private readonly pools: PoolUses,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.byHash = byHashQuery(db).compile();
@@ -149,7 +153,7 @@ export class EmbeddedKeyStore implements KeyStore {
     if (this.spending)
       this.counted.set(hash, limits.ratelimit === null && (limits.remaining !== null || row.aq_remaining !== null));
     const spent = spentIn(row);
-    const account =
+    const account: AccountRow | null =
       row.l_owner === null || row.l_plan === null || row.l_pool === null
         ? null
         : {
@@ -157,8 +161,7 @@ export class EmbeddedKeyStore implements KeyStore {
             pool: row.l_pool,
             plan: row.l_plan,
             opened: row.aq_owner !== null,
-            remaining: spent.account ? spent.accountLeft : row.aq_remaining === null ? null : Number(row.aq_remaining),
-            ...(spent.accountTried && { spent: spent.account }),
+            remaining: row.aq_remaining === null ? null : Number(row.aq_remaining),
           };
     const base = {
       kind: "verdict" as const,
@@ -167,10 +170,10 @@ export class EmbeddedKeyStore implements KeyStore {
       remaining: limits.remaining,
       account,
     };
-    // A refusal gives back the key's uses the statement spent (it spends only for calls that pass
-    // these checks); the account's, which the verdict reports (`account.spent`), go back in the account layer.
+    // A refusal gives back what the statement spent (it spends only for calls that pass these checks).
     const refuse = async <T extends KeyVerification>(answer: T): Promise<T> => {
       if (spent.key) await this.giveBack(limits.holder, cost);
+      if (spent.account && account) await this.pools.credit(account.pool, cost);
       return answer;
     };
     if (row.revoked_at !== null) return refuse({ ...base, code: "DISABLED" });
@@ -200,9 +203,10 @@ export class EmbeddedKeyStore implements KeyStore {
       if (!d.allowed) return { ...base, code: "RATE_LIMITED", ratelimit };
     }
 
-    if (spent.key) return { ...base, remaining: spent.keyLeft, code: "VALID", ratelimit };
+    let remaining = limits.remaining;
     const own = limits.holder === row.id;
-    if (cost > 0 && limits.remaining !== null) {
+    if (spent.key) remaining = spent.keyLeft;
+    else if (cost > 0 && limits.remaining !== null) {
       // The one atomic spend: never below zero, exact under concurrent calls on both dialects.
       const done = await this.db
         .updateTable("api_keys")
@@ -213,12 +217,26 @@ export class EmbeddedKeyStore implements KeyStore {
         .executeTakeFirst();
       if (!done) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
       if (!own) await this.touch(row, nowIso);
-      return { ...base, remaining: done.remaining, code: "VALID", ratelimit };
-    }
-    if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
+      remaining = done.remaining;
+    } else if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
       await this.touch(row, nowIso);
     }
-    return { ...base, code: "VALID", ratelimit };
+    return { ...base, remaining, account: await this.spendPool(account, spent, cost), code: "VALID", ratelimit };
+  }
+
+  /**
+   * The pool's uses of a call the key passed: spent by the lookup's statement, or here by the
+   * pool's own conditional UPDATE (SQLite; a key only looked up; a pool not opened yet; a refusal
+   * by the statement, which spends nothing from a period that is over: it refills, then spends).
+   */
+  private async spendPool(account: AccountRow | null, spent: Spent, cost: number): Promise<AccountRow | null> {
+    if (account === null || cost === 0) return account;
+    if (spent.account) return { ...account, remaining: spent.accountLeft, spent: true };
+    if (account.opened && account.remaining === null) return account;
+    const left = await this.pools.take(account, cost);
+    if (left === null) return { ...account, opened: true, remaining: null };
+    if (left === undefined) return { ...account, opened: true, remaining: 0, spent: false };
+    return { ...account, opened: true, remaining: left, spent: true };
   }
 
   /**

@@ -1,12 +1,15 @@
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
-import type { KeyStore } from "../../ports/key-store.js";
+import type { KeyStore, PoolUses } from "../../ports/key-store.js";
 import type { RateLimiter } from "../../ports/rate-limiter.js";
 import { EmbeddedKeyStore } from "./embedded.js";
 import { UnkeyKeyStore } from "./unkey.js";
 
-/** Unkey when UNKEY_ROOT_KEY is set, else the embedded store in the project's database. */
-export function createKeyStore(config: Config, database: Database, limiter: RateLimiter): KeyStore {
+/**
+ * Unkey when UNKEY_ROOT_KEY is set, else the embedded store in the project's database, which
+ * spends account-page keys' pools (`pools`) with their own uses.
+ */
+export function createKeyStore(config: Config, database: Database, limiter: RateLimiter, pools: PoolUses): KeyStore {
   if (config.UNKEY_ROOT_KEY) {
     return new UnkeyKeyStore({
       baseUrl: config.UNKEY_BASE_URL,
@@ -16,5 +19,5 @@ export function createKeyStore(config: Config, database: Database, limiter: Rate
       maxBytes: config.UPSTREAM_MAX_BYTES,
     });
   }
-  return new EmbeddedKeyStore(database.db, limiter);
+  return new EmbeddedKeyStore(database.db, limiter, pools);
 }

@@ -33,10 +33,10 @@ export function grantsOf(wanted: string | undefined): string[] | null {
  * (`remaining >= cost`), so never below zero and exact under concurrency. A key with a rate
  * limit of its own is only looked up: its limiter decides before its uses are spent.
  *
- * The caller re-checks the verdict on the row and gives back what was spent for a call it
- * refuses; the account's spend is for the account layer (features/keys/pooled.ts), which
- * gives it back when the account's rate limit refuses the call. SQLite cannot modify in a WITH
- * clause; there the lookup and the spends stay separate statements (in-process, no round trip).
+ * The caller (the embedded store) re-checks the verdict on the row and gives back what was spent
+ * for a call it refuses; the account layer (features/keys/pooled.ts) gives the account's back when
+ * the account's rate limit refuses the call. SQLite cannot modify in a WITH clause; there the
+ * lookup and the same conditional spends are separate statements (in-process, no round trip).
  */
 export function lookupAndSpend<R>(lookup: CompiledQuery<R>): CompiledQuery<R & SpendColumns> {
   const text = `with k as (${lookup.sql}),

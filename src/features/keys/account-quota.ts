@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { mailboxPool } from "../../lib/mailbox.js";
-import type { AccountRow } from "../../ports/key-store.js";
+import type { AccountRow, PoolUses } from "../../ports/key-store.js";
 import { PLANS, type Plan, type PlanName, planOf } from "./plans.js";
 
 /**
@@ -57,7 +57,7 @@ export interface Pool {
  * it is exact under concurrency and across instances on SQLite and PostgreSQL, however many
  * accounts of one mailbox sign up and call at once. Every method takes the pool's id.
  */
-export class AccountQuotas {
+export class AccountQuotas implements PoolUses {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly now: () => Date = () => new Date(),
@@ -90,6 +90,13 @@ export class AccountQuotas {
     // Opened just now, or by another account of its mailbox before: read what is left.
     const remaining = row.opened ? row.remaining : await this.remaining(row.pool);
     return { id: row.pool, plan, remaining: remaining === undefined ? plan.quota : remaining };
+  }
+
+  /** The embedded store's spend of a pool (PoolUses): opens it if new, then spends unless it is unlimited. */
+  async take(row: AccountRow, cost: number): Promise<number | null | undefined> {
+    const pool = await this.poolFrom(row);
+    if (pool?.remaining == null) return null;
+    return this.spend(pool.id, cost);
   }
 
   /**

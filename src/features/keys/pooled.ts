@@ -6,7 +6,8 @@ import { type AccountQuotas, fewer, type Pool } from "./account-quota.js";
  * The key service's account layer: account-page keys spend their pool's uses and rate limit
  * (quotaPool: the account's own on a paid plan, its mailbox's on the free one; all their keys
  * together, rolls included), after the key's own limits if it has any. Other keys (made with
- * `almanac keys create`) have only their own.
+ * `almanac keys create`) have only their own. The embedded store spends the pool's uses itself,
+ * with the key's (`account.spent`); for Unkey, which holds no pools, they are spent here.
  */
 export class Pooled implements KeyVerifier {
   /** This process's calls that hold a pool's uses until its rate limit decides, by pool. */
@@ -39,8 +40,6 @@ export class Pooled implements KeyVerifier {
     release: (() => void) | undefined,
   ): Promise<KeyVerification> {
     if (v.code !== "VALID" || !v.keyId) {
-      // The store spent the account's uses with the key (one statement), then refused the call: they go back.
-      if (cost > 0 && v.account?.spent === true) await this.quotas.credit(v.account.pool, cost);
       if (v.code !== "USAGE_EXCEEDED" || !v.keyId || cost === 0) return v;
       // Out of the key's own uses: maybe held by calls that the account's rate limit is refusing.
       const pool = v.account !== undefined ? await this.quotas.poolFrom(v.account) : await this.quotas.poolOf(v.keyId);
@@ -56,14 +55,11 @@ export class Pooled implements KeyVerifier {
     };
     const exhausted = { ...v, code: "USAGE_EXCEEDED" as const, remaining: 0 };
     // The account's uses are spent first, then its rate limit is asked; a refusal by the rate
-    // limit gives the uses back. The store may have spent them already, with the key (one
-    // statement: `account.spent`); otherwise they are spent here. So a call never holds a point
-    // of the rate limit while it is refused for uses: every point the limiter grants is served.
+    // limit gives the uses back. The embedded store spent them with the key (`account.spent`);
+    // for Unkey they are spent here. So a call never holds a point of the rate limit while it is
+    // refused for uses: every point the limiter grants is served.
     let spent = cost > 0 ? v.account?.spent : undefined;
     let remaining = pool.remaining;
-    // The one statement spends nothing from a period that is over: the account refills, and the
-    // uses are spent below (as on SQLite).
-    if (spent === false && remaining !== null) spent = undefined;
     if (spent === undefined && cost > 0 && remaining !== null) {
       const left = await this.quotas.spend(pool.id, cost);
       spent = left !== undefined;
@@ -104,8 +100,7 @@ export class Pooled implements KeyVerifier {
   }
 
   /**
-   * A USAGE_EXCEEDED whose uses (the key's own, or its account's as the one statement spends them
-   * on PostgreSQL) were spent first and may be held by concurrent calls that the account's rate
+   * A USAGE_EXCEEDED whose uses (the key's own, or its account's) were spent first and may be held by concurrent calls that the account's rate
    * limit is refusing — they give them back. With the account's window full the call is rate
    * limited too, and so told: `RATE_LIMITED`, as the limiter-first order answers, never a
    * USAGE_EXCEEDED (Retry-After an hour) while uses are coming back. Reads the window, spends nothing.

@@ -5,6 +5,7 @@ import { hashKey } from "../../../src/adapters/keys/material.js";
 import { MemoryRateLimiter } from "../../../src/adapters/memory-limiter.js";
 import { type Database, openDatabase } from "../../../src/db/database.js";
 import { migrate } from "../../../src/db/migrations.js";
+import { AccountQuotas } from "../../../src/features/keys/account-quota.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../../helpers/env.js";
 
 const logger = pino({ level: "silent" });
@@ -17,7 +18,7 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
   beforeAll(async () => {
     ({ database, drop } = await open());
     await migrate(database.db);
-    store = new EmbeddedKeyStore(database.db, new MemoryRateLimiter());
+    store = new EmbeddedKeyStore(database.db, new MemoryRateLimiter(), new AccountQuotas(database.db));
   });
   afterAll(async () => {
     await database.close();
@@ -57,7 +58,12 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
 
   it("a roll with a grace period: the replacement keeps the old key's own expiry and outlives the grace end", async () => {
     let clock = Date.now();
-    const timed = new EmbeddedKeyStore(database.db, new MemoryRateLimiter(), () => new Date(clock));
+    const timed = new EmbeddedKeyStore(
+      database.db,
+      new MemoryRateLimiter(),
+      new AccountQuotas(database.db),
+      () => new Date(clock),
+    );
     const forever = await timed.create({ name: "forever", ownerId: "carol", permissions: [] });
     const rolled = await timed.roll(forever.id, "carol", { graceSec: 60 });
     expect(rolled).toMatchObject({ expiresAt: null, replaces: forever.id });
@@ -159,7 +165,7 @@ describe("EmbeddedKeyStore failures: an outage is `unavailable`, a bug is thrown
   it("a database that refuses connections → unavailable (503 unkey_unavailable upstream of here)", async () => {
     const unreachable = openDatabase({ dataDir: "", databaseUrl: "postgres://almanac@127.0.0.1:1/almanac", logger });
     try {
-      const store = new EmbeddedKeyStore(unreachable.db, new MemoryRateLimiter());
+      const store = new EmbeddedKeyStore(unreachable.db, new MemoryRateLimiter(), new AccountQuotas(unreachable.db));
       expect(await store.verify("alm_somethingPlausible")).toMatchObject({ kind: "unavailable" });
     } finally {
       await unreachable.close();
@@ -177,11 +183,15 @@ describe("EmbeddedKeyStore failures: an outage is `unavailable`, a bug is thrown
         ready: async () => true,
         close: async () => {},
       };
-      const store = new EmbeddedKeyStore(database.db, broken);
+      const store = new EmbeddedKeyStore(database.db, broken, new AccountQuotas(database.db));
       const created = await store.create({ name: "k", permissions: [], ratelimit: { limit: 5, durationSec: 60 } });
       await expect(store.verify(created.key)).rejects.toThrow("limiter bug");
       const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
-      const locked = new EmbeddedKeyStore(database.db, { ...broken, consume: () => Promise.reject(busy) });
+      const locked = new EmbeddedKeyStore(
+        database.db,
+        { ...broken, consume: () => Promise.reject(busy) },
+        new AccountQuotas(database.db),
+      );
       expect(await locked.verify(created.key)).toMatchObject({ kind: "unavailable" });
     } finally {
       await database.close();
