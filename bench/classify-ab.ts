@@ -5,15 +5,18 @@
  *
  * - `call-log`: the log of each account's keyed calls (a key with an owner, no plan);
  * - `spend-in-lookup` (DATABASE_URL): the embedded store's one statement that looks a key up and
- *   spends its uses, against a lookup and a spend (a key with uses of its own, no rate limit);
+ *   spends its uses, against a lookup and a spend (a key with uses of its own, no rate limit;
+ *   BENCH_POOL=1: an account-page key, which also spends its account's pool);
  * - `usage-accounting`: the key service's composed layers (counts per key and hour, the account
  *   layer, the throttle) against the bare key store.
  *
  * `node --import tsx bench/classify-ab.ts <variant>` (BENCH_SECONDS, default 5; BENCH_PAIRS, default 3;
+ * BENCH_POOL;
  * DATABASE_URL to run on PostgreSQL). Prints one JSON line: the rates, their ratio (B / A), the
  * extra microseconds a call spends with the part, this process's CPU per call (server and
  * autocannon: the same load generator on both sides) and p99 latency.
  */
+import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import pino from "pino";
 import { createKeyStore } from "../src/adapters/keys/factory.js";
@@ -22,6 +25,7 @@ import type { AppDeps } from "../src/app-deps.js";
 import { type Config, parseConfig } from "../src/config.js";
 import { buildDeps, closeDeps } from "../src/deps.js";
 import { AccountQuotas, KeyService } from "../src/features/keys/index.js";
+import { PLANS } from "../src/features/keys/plans.js";
 import { startServer } from "../src/server.js";
 import { tempDir } from "../test/helpers/env.js";
 
@@ -56,7 +60,14 @@ const VARIANTS: Record<string, Variant> = {
       const storage = deps.keys.storage as unknown as { spending?: unknown };
       if (!storage.spending) throw new Error("spend-in-lookup: the embedded store on PostgreSQL (DATABASE_URL)");
       if (!on) storage.spending = undefined;
-      const { key } = await deps.keys.create({ name: "bench", permissions: [config.KEY_PERMISSION], remaining: 1e9 });
+      const pool = process.env.BENCH_POOL === "1" ? `bench-${randomUUID()}` : undefined;
+      const { key, id } = await deps.keys.create({
+        name: "bench",
+        permissions: [config.KEY_PERMISSION],
+        remaining: 1e9,
+        ownerId: pool,
+      });
+      if (pool) await poolOf(deps, pool, id);
       return { app: createApp(deps), key };
     },
   },
@@ -71,6 +82,21 @@ const VARIANTS: Record<string, Variant> = {
     },
   },
 };
+
+/**
+ * Puts key `id` on a pro account whose pool has uses enough for the run; the plan's rate limit is
+ * lifted in this process (the limiter is still asked), so that every call is served.
+ */
+async function poolOf(deps: AppDeps, owner: string, id: string) {
+  PLANS.pro.ratelimit = { limit: 1e9, durationSec: 60 };
+  const now = new Date().toISOString();
+  const db = deps.database.db;
+  await db
+    .insertInto("key_ledger")
+    .values({ id: `res_${id}`, key_id: id, owner_id: owner, name: "bench", plan: "pro", created_at: now, pool: owner })
+    .execute();
+  await db.insertInto("account_quotas").values({ owner_id: owner, remaining: 1e9, updated_at: now }).execute();
+}
 
 async function start(variant: Variant, on: boolean) {
   const config = parseConfig({
