@@ -3,6 +3,7 @@ import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
 import { propertyRuns, sampled } from "../../../test/helpers/env.js";
 import { isDateOrDateTime, isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
+import { CachedIanaZone } from "./zones.js";
 
 /**
  * The per-hour offset cache (TimeZones) against plain luxon: the same ISO strings and local
@@ -193,5 +194,28 @@ describe("the date parameter's check", () => {
     }
     expect(disagree).toEqual([]);
     expect(real).toBeGreaterThan(propertyRuns(2000) * 365);
+  });
+});
+
+describe("CachedIanaZone's own offset reading", () => {
+  it("gives luxon's IANAZone offset for every zone at random instants (years 1–2999) and around transitions", () => {
+    const zones = ZONES.filter((z) => z !== "UTC").map((z) => [new CachedIanaZone(z), IANAZone.create(z)] as const);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...zones),
+        fc.integer({ min: -62_135_596_800_000, max: Date.UTC(2999, 11, 31) }), // 0001-01-01 to 2999
+        ([ours, luxons], ms) => {
+          expect(ours.uncached(ms), `${ours.name} ${ms}`).toBe(luxons.offset(ms));
+        },
+      ),
+      { numRuns: propertyRuns(20_000), seed: 64 },
+    );
+    for (const zone of TRICKY) {
+      const ours = new CachedIanaZone(zone);
+      const luxons = IANAZone.create(zone);
+      for (const t of transitions(zone, Date.UTC(1900, 0, 1), Date.UTC(2040, 0, 1)))
+        for (const ms of [t - 1000, t - 1, t, t + 1, t + 999])
+          expect(ours.uncached(ms), `${zone} ${ms}`).toBe(luxons.offset(ms));
+    }
   });
 });

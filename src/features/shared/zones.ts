@@ -5,23 +5,61 @@ const HOUR_MS = 3_600_000;
 
 /**
  * An IANA zone whose offsets are remembered per hour. luxon asks `Intl` for the offset of every
- * instant it touches (formatToParts, about 2 µs each, a dozen times per moon report); offsets
+ * instant it touches (formatToParts, about 3 µs each, a dozen times per moon report); offsets
  * change only at transitions, so an hour whose first and last millisecond have the same offset
  * has it throughout (tzdb has no two transitions within an hour). Hours holding a transition
  * are not cached and ask luxon each time.
  */
 export class CachedIanaZone extends IANAZone {
   private readonly hours = new LRUCache<number, number>({ max: 4096 });
+  /** luxon's own formatter options for the zone (its makeDTF). */
+  private readonly dtf: Intl.DateTimeFormat;
+
+  constructor(name: string) {
+    super(name);
+    this.dtf = new Intl.DateTimeFormat("en-US", {
+      hour12: false,
+      timeZone: name,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      era: "short",
+    });
+  }
 
   override offset(ts: number): number {
     if (!Number.isFinite(ts)) return super.offset(ts);
     const hour = Math.floor(ts / HOUR_MS);
     const known = this.hours.get(hour);
-    if (known !== undefined) return Number.isNaN(known) ? super.offset(ts) : known;
-    const first = super.offset(hour * HOUR_MS);
-    const last = super.offset(hour * HOUR_MS + HOUR_MS - 1);
+    if (known !== undefined) return Number.isNaN(known) ? this.uncached(ts) : known;
+    const first = this.uncached(hour * HOUR_MS);
+    const last = this.uncached(hour * HOUR_MS + HOUR_MS - 1);
     this.hours.set(hour, first === last ? first : Number.NaN);
-    return first === last ? first : super.offset(ts);
+    return first === last ? first : this.uncached(ts);
+  }
+
+  /**
+   * luxon's IANAZone.offset read from `format` instead of `formatToParts` (its fallback for
+   * engines without the latter): the same fields from the same formatter, ~1 µs instead of ~3.
+   */
+  uncached(ts: number): number {
+    const parsed = /(\d+)\/(\d+)\/(\d+) (AD|BC),? (\d+):(\d+):(\d+)/.exec(this.dtf.format(ts).replace(/\u200E/g, ""));
+    if (!parsed) return super.offset(ts);
+    const n = (i: number) => Number(parsed[i]);
+    const [month, day, hour] = [n(1), n(2), n(5)];
+    const year = parsed[4] === "BC" ? -Math.abs(n(3)) + 1 : n(3);
+    let local = Date.UTC(year, month - 1, day, hour === 24 ? 0 : hour, n(6), n(7), 0);
+    // Date.UTC reads years 0–99 as 1900–1999 (luxon's objToLocalTS sets them again).
+    if (year < 100 && year >= 0) {
+      const d = new Date(local);
+      d.setUTCFullYear(year, month - 1, day);
+      local = d.getTime();
+    }
+    const over = ts % 1000;
+    return (local - (ts - (over >= 0 ? over : 1000 + over))) / 60_000;
   }
 }
 
