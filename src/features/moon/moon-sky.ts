@@ -36,8 +36,11 @@ const NODES = 16;
 const WEIGHTS = Float64Array.from({ length: NODES * NODES }, (_, i) =>
   Math.cos((Math.PI * Math.floor(i / NODES) * ((i % NODES) + 0.5)) / NODES),
 );
-/** Series per span: x, y, z of the Moon (AU, equator of date) and the sidereal time's slow part. */
-const SERIES = 4;
+/**
+ * Series per span: x, y, z of the Moon (AU, equator of date), the sidereal time's slow part, and
+ * x, y, z of the Moon in astronomy-engine's J2000 frame (GeoMoon's own).
+ */
+const SERIES = 7;
 
 /** astronomy-engine's constants for the Moon and the Earth (not exported by it). */
 const MOON_RADIUS_AU = 1738.1 / KM_PER_AU;
@@ -63,8 +66,11 @@ export class MoonTrack {
     this.fits = new LRUCache({ max: spans });
   }
 
-  /** Writes x, y, z (AU, equator of date) and `st` (arcseconds, see siderealHours) at `ut` into `out`. */
-  at(ut: number, out: Float64Array): void {
+  /**
+   * Writes x, y, z (AU, equator of date), `st` (arcseconds, see siderealHours) and x, y, z (AU,
+   * J2000, as GeoMoon) at `ut` into `out`; `series` 4 stops after `st`.
+   */
+  at(ut: number, out: Float64Array, series = SERIES): void {
     const index = Math.floor(ut / SPAN_DAYS);
     if (index !== this.lastIndex) {
       let fit = this.fits.get(index);
@@ -77,7 +83,7 @@ export class MoonTrack {
     }
     const fit = this.lastFit;
     const x = (2 * (ut - index * SPAN_DAYS)) / SPAN_DAYS - 1;
-    for (let s = 0; s < SERIES; s++) {
+    for (let s = 0; s < series; s++) {
       const base = s * NODES;
       let b1 = 0;
       let b2 = 0;
@@ -92,8 +98,9 @@ export class MoonTrack {
 }
 
 /** The exact values the series stand for, at one instant. */
-export function exactTrack(time: AstroTime): [number, number, number, number] {
-  const moon = RotateVector(Rotation_EQJ_EQD(time), GeoMoon(time));
+export function exactTrack(time: AstroTime): number[] {
+  const j2000 = GeoMoon(time);
+  const moon = RotateVector(Rotation_EQJ_EQD(time), j2000);
   // astronomy-engine's sidereal_time without the Earth rotation angle: the equation of the
   // equinoxes and the precession polynomial, in arcseconds.
   const t = time.tt / 36525;
@@ -101,7 +108,7 @@ export function exactTrack(time: AstroTime): [number, number, number, number] {
     15 * e_tilt(time).ee +
     0.014506 +
     ((((-0.0000000368 * t - 0.000029956) * t - 0.00000044) * t + 1.3915817) * t + 4612.156534) * t;
-  return [moon.x, moon.y, moon.z, st];
+  return [moon.x, moon.y, moon.z, st, j2000.x, j2000.y, j2000.z];
 }
 
 function fitSpan(from: number): Float64Array {
@@ -179,7 +186,7 @@ export class MoonSky {
    */
   private topocentric(ut: number): void {
     const m = this.scratch;
-    this.track.at(ut, m);
+    this.track.at(ut, m, 4);
     const gast = siderealHours(ut, m[3] as number);
     const stlocl = (15 * gast + this.lon) * DEG2RAD;
     const x = (m[0] as number) - this.axial * Math.cos(stlocl);

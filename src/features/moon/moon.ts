@@ -1,8 +1,8 @@
 import {
   AngleBetween,
+  type AstroTime,
   Body,
   DEG2RAD,
-  GeoMoon,
   GeoVector,
   HelioVector,
   KM_PER_AU,
@@ -131,23 +131,31 @@ class PhaseTable {
 
 /**
  * Phase angle, illumination, elongation and distance at `at`: what apparentPhaseLongitude,
- * Illumination, AngleFromSun and GeoMoon give, from one computation of the Moon, the Sun and the
- * Earth (each of those computes its own, ~5–8 µs apiece).
+ * Illumination, AngleFromSun and GeoMoon give, from one computation of the Sun and the Earth and
+ * the Moon from its fitted track (GeoMoon within ~1e-13 AU; each of those functions computed its
+ * own Moon and Sun, ~5–8 µs apiece).
  */
-function instantAt(at: Date): MoonInstant {
+function instantAt(at: Date, track: MoonTrack): MoonInstant {
   const time = MakeTime(at);
-  const moon = GeoMoon(time);
+  const moon = geoMoon(track, time);
   const sun = GeoVector(Body.Sun, time, true);
   // Illumination(): the phase angle at the Moon between the Earth and the Sun (heliocentric Earth, no light-time).
   const earth = HelioVector(Body.Earth, time);
   const helioMoon = new Vector(earth.x + moon.x, earth.y + moon.y, earth.z + moon.z, time);
   const phaseAngle = AngleBetween(moon, helioMoon);
   return {
-    longitude: phaseLongitude(time, moon, sun),
+    longitude: phaseLongitude(time, moon, sun, (t) => geoMoon(track, t)),
     fraction: (1 + Math.cos(DEG2RAD * phaseAngle)) / 2,
     elongation: AngleBetween(sun, moon),
     distance: moon.Length(),
   };
+}
+
+/** GeoMoon(time) from the fitted track. */
+function geoMoon(track: MoonTrack, time: AstroTime): Vector {
+  const out = new Float64Array(7);
+  track.at(time.ut, out);
+  return new Vector(out[4] as number, out[5] as number, out[6] as number, time);
 }
 
 /**
@@ -226,7 +234,7 @@ export class MoonCalculator {
   private instantOf(at: Date): MoonInstant {
     let found = this.instants.get(at.getTime());
     if (!found) {
-      found = instantAt(at);
+      found = instantAt(at, this.track);
       this.instants.set(at.getTime(), found);
     }
     return found;

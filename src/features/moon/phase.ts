@@ -31,10 +31,16 @@ export function apparentPhaseLongitude(at: Instant): number {
 
 /**
  * The same from the Moon's geometric position (GeoMoon) and the Sun's apparent one
- * (GeoVector(Sun, …, true)) at `time`, for a caller that has them already.
+ * (GeoVector(Sun, …, true)) at `time`, for a caller that has them already (and `moonAt`, its
+ * source of GeoMoon for the light-time-retarded Moon).
  */
-export function phaseLongitude(time: AstroTime, geometricMoon: Vector, apparentSun: Vector): number {
-  const moon = GeoMoon(time.AddDays(-geometricMoon.Length() / C_AUDAY));
+export function phaseLongitude(
+  time: AstroTime,
+  geometricMoon: Vector,
+  apparentSun: Vector,
+  moonAt: (time: AstroTime) => Vector = GeoMoon,
+): number {
+  const moon = moonAt(time.AddDays(-geometricMoon.Length() / C_AUDAY));
   const d = Ecliptic(moon).elon - Ecliptic(apparentSun).elon;
   return ((d % 360) + 360) % 360;
 }
