@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DateTime } from "luxon";
+import { DateTime, Settings } from "luxon";
 import tzlookup from "tz-lookup";
 import { TZDB_LINK_NAMES } from "./zone-links.js";
 import { CachedIanaZone, type TimeZones } from "./zones.js";
@@ -174,8 +174,12 @@ export function resolveWhen(date: string | undefined, zone: string, now: Date, z
   const key = `${zone} ${date}`;
   let day = zones.days.get(key);
   if (!day) {
-    const w = luxonWhen(date, zone, now, zones);
-    day = { at: w.at.getTime(), date: w.day.date, start: w.day.start.getTime(), end: w.day.end.getTime() };
+    const z = zones.get(zone);
+    if (z instanceof CachedIanaZone) day = calendarDay(date, z);
+    else {
+      const w = luxonWhen(date, zone, now, zones);
+      day = { at: w.at.getTime(), date: w.day.date, start: w.day.start.getTime(), end: w.day.end.getTime() };
+    }
     zones.days.set(key, day);
   }
   return {
@@ -183,6 +187,68 @@ export function resolveWhen(date: string | undefined, zone: string, now: Date, z
     dateOnly,
     day: { date: day.date, zone, start: new Date(day.start), end: new Date(day.end) },
   };
+}
+
+/** Year, month, day, hour, minute, second, millisecond. */
+type Fields = [number, number, number, number, number, number, number];
+
+/** Local calendar fields of an instant at offset `o` (minutes): luxon's tsToObj. */
+function localFields(ts: number, o: number): Fields {
+  const d = new Date(ts + o * 60_000);
+  return [
+    d.getUTCFullYear(),
+    d.getUTCMonth() + 1,
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  ];
+}
+
+/** Epoch ms of local fields read as UTC: luxon's objToLocalTS (years 0–99 set again after Date.UTC). */
+function localTs([year, month, day, hour, minute, second, ms]: Fields): number {
+  const ts = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (year >= 100 || year < 0) return ts;
+  const d = new Date(ts);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getTime();
+}
+
+/** The instant of a local time given an offset guess: luxon's fixOffset, to [ts, offset]. */
+function fixOffset(local: number, o: number, zone: CachedIanaZone): [number, number] {
+  let guess = local - o * 60_000;
+  const o2 = zone.offset(guess);
+  if (o === o2) return [guess, o];
+  guess -= (o2 - o) * 60_000;
+  const o3 = zone.offset(guess);
+  if (o2 === o3) return [guess, o2];
+  return [local - Math.min(o2, o3) * 60_000, Math.max(o2, o3)];
+}
+
+/**
+ * A calendar date's noon and bounds, the steps luxonWhen takes through luxon
+ * (`fromISO(date).set({ hour: 12 })`, `startOf("day")`, `plus({ days: 1 }).startOf("day")`)
+ * taken here on plain numbers: the same offset guesses, so the same instants on days with a
+ * transition (a skipped midnight included). luxon's first guess is the zone's offset now.
+ */
+function calendarDay(date: string, zone: CachedIanaZone): { at: number; date: string; start: number; end: number } {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  const midnight = ([year, month, day]: Fields): number => localTs([year, month, day, 0, 0, 0, 0]);
+  // fromISO: local midnight of the date, from the offset at luxon's now.
+  let [ts, o] = fixOffset(localTs([y, m, d, 0, 0, 0, 0]), zone.offset(Settings.now()), zone);
+  // set({ hour: 12 }): the other fields as they came out.
+  const c = localFields(ts, o);
+  [ts, o] = fixOffset(localTs([c[0], c[1], c[2], 12, c[4], c[5], c[6]]), o, zone);
+  const at = ts;
+  // startOf("day").
+  const [start, so] = fixOffset(midnight(localFields(ts, o)), o, zone);
+  const s = localFields(start, so);
+  // plus({ days: 1 }) (the time of day kept), then startOf("day").
+  const [next, no] = fixOffset(localTs([s[0], s[1], s[2] + 1, s[3], s[4], s[5], s[6]]), so, zone);
+  const [end] = fixOffset(midnight(localFields(next, no)), no, zone);
+  const pad = (v: number, w: number) => String(v).padStart(w, "0");
+  return { at, date: `${pad(s[0], 4)}-${pad(s[1], 2)}-${pad(s[2], 2)}`, start, end };
 }
 
 function luxonWhen(date: string | undefined, zone: string, now: Date, zones?: TimeZones): When {
