@@ -29,6 +29,17 @@ const heldBy = (ref: IdempotencyRef, owner: string) => (eb: Eb) =>
   eb.and([at(ref)(eb), eb("owner", "=", owner), eb("status", "=", 0)]);
 
 /**
+ * Records on `ref`'s claim, while `owner` still holds it, whether it holds a charge for its call:
+ * one UPDATE, run in `db` (the key store runs it in the transaction that spends the uses).
+ */
+export function markChargedIn(db: Kysely<DB>, ref: IdempotencyRef, owner: string, charged: boolean) {
+  return db
+    .updateTable("idempotency")
+    .where(heldBy(ref, owner))
+    .set({ charged: charged ? 1 : 0 });
+}
+
+/**
  * `Idempotency-Key` claims and outcomes (24 h) in the database, so they hold across instances.
  * A claim is one row per (scope, key), created by `INSERT … ON CONFLICT DO NOTHING`: on SQLite
  * and PostgreSQL exactly one of any number of concurrent inserts wins. Its `owner` (a random id)
@@ -122,12 +133,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async markCharged(ref: IdempotencyRef, owner: string, charged: boolean): Promise<boolean> {
-    const res = await this.db.executeQuery(
-      this.db
-        .updateTable("idempotency")
-        .where(heldBy(ref, owner))
-        .set({ charged: charged ? 1 : 0 }),
-    );
+    const res = await this.db.executeQuery(markChargedIn(this.db, ref, owner, charged));
     return Number(res.numAffectedRows ?? 0) > 0;
   }
 

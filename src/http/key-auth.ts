@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { KeyRateLimitState, KeyStoreKind, KeyVerification, KeyVerifier } from "../ports/key-store.js";
+import type { ChargeClaim, KeyRateLimitState, KeyStoreKind, KeyVerification, KeyVerifier } from "../ports/key-store.js";
 import { type Contract, type ErrorExample, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
 import { KEY_RATE_LIMIT_DOCS, keyRateLimitHeaders } from "./rate-limit-headers.js";
@@ -40,6 +40,8 @@ export interface AuthenticatedKey {
   countedIn?: string;
   /** When a charged call was charged: its refund gives nothing back to uses set since (`KeyVerifier.refund`). */
   chargedAt?: string;
+  /** Whether the store recorded the charge on the call's Idempotency-Key claim (`KeyVerification.claimCharged`). */
+  claimCharged?: boolean;
 }
 
 /**
@@ -61,6 +63,7 @@ export function acceptVerification(v: KeyVerification, permission?: string): Aut
         remaining: v.remaining ?? null,
         ...(v.countedIn !== undefined && { countedIn: v.countedIn }),
         ...(v.chargedAt !== undefined && { chargedAt: v.chargedAt }),
+        ...(v.claimCharged !== undefined && { claimCharged: v.claimCharged }),
       };
     case "NOT_FOUND":
     case "EXPIRED":
@@ -107,9 +110,9 @@ export async function verifyKey(
   c: Context,
   keys: KeyVerifier,
   token: string,
-  opts: { permission?: string; cost: number },
+  opts: { permission?: string; cost: number; claim?: ChargeClaim },
 ): Promise<VerifiedKey> {
-  const v = await keys.verify(token, opts.permission, { cost: opts.cost });
+  const v = await keys.verify(token, opts.permission, { cost: opts.cost, ...(opts.claim && { claim: opts.claim }) });
   if (v.kind === "verdict" && v.keyId && v.ownerId) c.set("calledKey", { keyId: v.keyId, ownerId: v.ownerId });
   const ratelimit = v.kind === "verdict" ? v.ratelimit : undefined;
   if (ratelimit) for (const [name, value] of Object.entries(keyRateLimitHeaders(ratelimit))) c.header(name, value);

@@ -6,6 +6,8 @@
  * service's layers over it (`KeyVerifier`), composed in the open by the composition root.
  */
 
+import type { IdempotencyRef } from "./idempotency.js";
+
 /** Unkey's verdict codes; the embedded store gives the same. */
 export type KeyVerdict =
   | "VALID"
@@ -47,6 +49,13 @@ export type KeyVerification =
        * when the store did not look (Unkey), and the caller reads it itself.
        */
       account?: AccountRow | null;
+      /**
+       * Set on a VALID verdict of a charged call made for an Idempotency-Key claim
+       * (`VerifyOptions.claim`) when the store recorded the charge on the claim in the statement or
+       * transaction that spent the uses: true, recorded; false, the claim is no longer this
+       * request's (the uses were spent all the same). Unset: the store records nothing (Unkey).
+       */
+      claimCharged?: boolean;
     }
   /** The verifier could not answer (down, timeout, garbage): never a pass, never a rejection. */
   | { kind: "unavailable"; detail: string; store?: KeyStoreKind };
@@ -69,21 +78,6 @@ export interface AccountRow {
    * uses were left. Unset (Unkey, which holds no pools): the account layer spends.
    */
   spent?: boolean;
-}
-
-/**
- * The pools of uses that account-page keys spend (`account_quotas`), as the embedded store spends
- * them with the key's own (features/keys/account-quota.ts implements it).
- */
-export interface PoolUses {
-  /**
-   * Spends `cost` uses of `row`'s pool with one conditional statement (a pool not opened yet is
-   * opened with its plan's uses first; a period that is over refills, then the spend runs again):
-   * the uses left; undefined when too few are left; null for an unlimited pool (nothing spent).
-   */
-  take(row: AccountRow, cost: number): Promise<number | null | undefined>;
-  /** Gives back uses the store spent for a call it refused after all. */
-  credit(pool: string, uses: number): Promise<void>;
 }
 
 /** Which key store answered (named in the 503 `unkey_unavailable` message). */
@@ -127,6 +121,17 @@ export interface VerifyOptions {
    * idempotent replay or a request whose body is invalid (the job will not run).
    */
   cost?: number;
+  /**
+   * The Idempotency-Key claim this call is charged for: a store that can records the charge on it
+   * with the spend itself (`claimCharged`), so that a request taking the claim over after this
+   * one's answer was lost (its connection cut after the commit) knows it was paid.
+   */
+  claim?: ChargeClaim;
+}
+
+/** An Idempotency-Key claim as its holder names it. */
+export interface ChargeClaim extends IdempotencyRef {
+  owner: string;
 }
 
 export interface RollOptions {

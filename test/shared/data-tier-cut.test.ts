@@ -25,8 +25,12 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
   let t: TestApp;
   /** The same on the default lease (30 s): a retry that waited for it would get 409s for half a minute. */
   let t30: TestApp;
-  /** Where the next request is cut: in its key's verification, or in its job. */
-  let cutAt: "verify" | "job" | undefined;
+  /**
+   * Where the next request is cut: in its key's verification, right after its charging statement
+   * committed (its answer lost on the way back, as when the connection drops after the commit),
+   * or in its job.
+   */
+  let cutAt: "verify" | "charged" | "job" | undefined;
   const cut = () => {
     front.mode = "reset";
   };
@@ -48,10 +52,17 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
     };
     const faults = (built: AppDeps): Partial<AppDeps> => ({
       keys: keysOver(built, {
-        verify: (key, permission, opts) => {
+        verify: async (key, permission, opts) => {
           if (cutAt === "verify" && (opts?.cost ?? 1) > 0) {
             cutAt = undefined;
             cut();
+          }
+          if (cutAt === "charged" && (opts?.cost ?? 1) > 0) {
+            cutAt = undefined;
+            await built.keys.verify(key, permission, opts);
+            cut();
+            // What the embedded store answers when the connection drops before the statement's answer.
+            return { kind: "unavailable", store: "embedded", detail: "Connection terminated unexpectedly" };
           }
           return built.keys.verify(key, permission, opts);
         },
@@ -111,6 +122,34 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
     expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
     expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
   });
+
+  it.each([
+    ["its own uses", {}],
+    ["its own uses and rate limit (spent apart from the lookup)", { ratelimit: { limit: 100, durationSec: 60 } }],
+  ])(
+    "cut right after the charge committed, its answer lost (a key with %s): the retry is not charged again",
+    async (_, limits) => {
+      const { key, id } = (await t.deps.keys.create({
+        name: "lost",
+        permissions: [PERMISSION],
+        remaining: USES,
+        ...limits,
+      })) as { key: string; id: string };
+      const headers = { ...bearer(key), "Idempotency-Key": `cut-after-charge-${id}` };
+      cutAt = "charged";
+      const first = await classify(t, ["a good day"], headers);
+      expect([first.status, Number(first.headers.get("retry-after")) > 0]).toEqual([503, true]);
+      await new Promise((r) => setTimeout(r, 100));
+      front.mode = "pass";
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1); // charged before the cut
+      const retry = await classify(t, ["a good day"], headers);
+      expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, null]);
+      const again = await classify(t, ["a good day"], headers);
+      expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+    },
+  );
 
   it("cut in the job: the claim is released as soon as the database is back (no 409 until the lease ends); charged once", async () => {
     const { key, id } = await newKey(t30);

@@ -2,9 +2,11 @@ import type { CompiledQuery, InferResult, Kysely, Selectable } from "kysely";
 import { PostgresAdapter, sql } from "kysely";
 import { LRUCache } from "lru-cache";
 import { isConnectionFailure } from "../../db/connection-failure.js";
+import { markChargedIn } from "../../db/idempotency.js";
 import type { DB } from "../../db/schema.js";
 import type {
   AccountRow,
+  ChargeClaim,
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
@@ -12,7 +14,6 @@ import type {
   KeyStore,
   KeyUpdate,
   KeyVerification,
-  PoolUses,
   Refund,
   RollOptions,
   VerifyOptions,
@@ -24,6 +25,30 @@ import { grantsOf, lookupAndSpend, type SpendColumns } from "./spend-in-lookup.j
 type Row = Selectable<DB["api_keys"]>;
 /** A key with the uses and rate limit it spends: its own, or those of the key it shares them with. */
 type KeyRow = Row & { q_remaining: number | null; q_limit: number | null; q_duration: number | null };
+
+/**
+ * The pools of uses that account-page keys spend (`account_quotas`), as the embedded store spends
+ * them with the key's own (features/keys/account-quota.ts `AccountQuotas` is one).
+ */
+export interface PoolUses {
+  /**
+   * Spends `cost` uses of `row`'s pool with one conditional statement, in `db` (a transaction) when
+   * given (a pool not opened yet is opened with its plan's uses first; a period that is over
+   * refills, then the spend runs again): the uses left; undefined when too few are left; null for
+   * an unlimited pool (nothing spent).
+   */
+  take(row: AccountRow, cost: number, db?: Kysely<DB>): Promise<number | null | undefined>;
+  /** Gives back uses the store spent for a call it refused after all. */
+  credit(pool: string, uses: number): Promise<void>;
+}
+
+/**
+ * Which of verify's statements suits a key on PostgreSQL, as its last lookup found it: it has a
+ * count of uses to spend (its own or its account's) and no rate limit of its own (`spends`), no
+ * count and no rate limit (`free`), or a rate limit of its own (`limited`: its limiter decides
+ * before its uses are spent, so the statement would only look it up).
+ */
+type Suits = "spends" | "free" | "limited";
 
 /** `last_used_at` of unlimited keys is refreshed at most this often (it would be a write per call). */
 const LAST_USED_PRECISION_MS = 60_000;
@@ -78,6 +103,8 @@ function spentIn(row: SpendingRow) {
   const tried = row.tried === true;
   return {
     tried,
+    /** The statement spent the whole charge and recorded it on the call's claim. */
+    claimed: tried && row.claim_charged === true,
     key: tried && row.key_spent === true,
     keyLeft: row.key_left == null ? null : Number(row.key_left),
     account: tried && row.account_spent === true,
@@ -97,6 +124,9 @@ type Spent = ReturnType<typeof spentIn>;
  * (`pools`; the verdict says so in `account.spent`), on both dialects: on PostgreSQL in the
  * lookup's statement when it can (spend-in-lookup.ts), else, and on SQLite, by the pool's own
  * conditional UPDATE. The account layer (features/keys/pooled.ts) then only asks the pool's rate limit.
+ *
+ * A call charged for an Idempotency-Key claim (`VerifyOptions.claim`) records the charge on the
+ * claim with the spends, atomically: in the lookup's statement, or in one transaction with them.
  */
 export class EmbeddedKeyStore implements KeyStore {
   /** byHashQuery compiled once: only the hash changes between calls (building and compiling it cost ~22 µs a call). */
@@ -104,11 +134,10 @@ export class EmbeddedKeyStore implements KeyStore {
   /** PostgreSQL: the lookup with a charged call's spends (spend-in-lookup.ts); undefined on SQLite. */
   private readonly spending: CompiledQuery<SpendingRow> | undefined;
   /**
-   * Which statement suits a key (by hash): whether its last lookup found a count of uses it can
-   * spend in that statement (its own or its account's, and no rate limit of its own). Only a
-   * choice of statement, never a verdict: either statement gives the same answer for any key.
+   * Which statement suits a key (by hash). Only a choice of statement, never a verdict: either
+   * statement gives the same answer for any key.
    */
-  private readonly counted = new LRUCache<string, boolean>({ max: 10_000 });
+  private readonly suits = new LRUCache<string, Suits>({ max: 10_000 });
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -123,7 +152,8 @@ export class EmbeddedKeyStore implements KeyStore {
 
   async verify(key: string, permission?: string, opts: VerifyOptions = {}): Promise<KeyVerification> {
     try {
-      return await this.check(key, permission, opts.cost ?? 1);
+      const cost = opts.cost ?? 1;
+      return await this.check(key, permission, cost, cost > 0 ? opts.claim : undefined);
     } catch (err) {
       // Only "the database cannot answer now" is an outage; anything else is a bug, thrown so
       // that it is logged and answered as 500 instead of hiding behind a 503.
@@ -132,26 +162,36 @@ export class EmbeddedKeyStore implements KeyStore {
     }
   }
 
-  private async check(key: string, permission: string | undefined, cost: number): Promise<KeyVerification> {
+  private async check(
+    key: string,
+    permission: string | undefined,
+    cost: number,
+    claim: ChargeClaim | undefined,
+  ): Promise<KeyVerification> {
     if (!key.startsWith(`${KEY_PREFIX}_`) || key.length > 128) return { kind: "verdict", code: "NOT_FOUND" };
     const now = this.now();
     const nowIso = now.toISOString();
     const hash = hashKey(key);
-    // PostgreSQL: a charged call of a key with a count of uses is looked up and spent in one
-    // statement (one round trip); a key without one is only looked up (a cheaper statement).
-    const spending = this.spending !== undefined && cost > 0 && this.counted.get(hash) === true;
+    // PostgreSQL: a charged call of a key with a count of uses, or one charged for a claim, is
+    // looked up and spent (and recorded on the claim) in one statement, one round trip; another
+    // is only looked up (a cheaper statement).
+    const suits = this.suits.get(hash);
+    const spending =
+      this.spending !== undefined && cost > 0 && (suits === "spends" || (claim !== undefined && suits !== "limited"));
     const [row] = (
       spending
         ? await this.db.executeQuery<SpendingRow>({
             ...this.spending,
-            parameters: [hash, cost, nowIso, grantsOf(permission)],
+            parameters: [hash, cost, nowIso, grantsOf(permission), claim?.scope, claim?.key, claim?.owner],
           })
         : await this.db.executeQuery<SpendingRow>({ ...this.byHash, parameters: [hash] })
     ).rows;
     if (!row) return { kind: "verdict", code: "NOT_FOUND" };
     const limits = limitsOf(row);
-    if (this.spending)
-      this.counted.set(hash, limits.ratelimit === null && (limits.remaining !== null || row.aq_remaining !== null));
+    if (this.spending) {
+      const counts = limits.remaining !== null || row.aq_remaining !== null;
+      this.suits.set(hash, limits.ratelimit !== null ? "limited" : counts ? "spends" : "free");
+    }
     const spent = spentIn(row);
     const account: AccountRow | null =
       row.l_owner === null || row.l_plan === null || row.l_pool === null
@@ -203,25 +243,42 @@ export class EmbeddedKeyStore implements KeyStore {
       if (!d.allowed) return { ...base, code: "RATE_LIMITED", ratelimit };
     }
 
-    let remaining = limits.remaining;
-    const own = limits.holder === row.id;
-    if (spent.key) remaining = spent.keyLeft;
-    else if (cost > 0 && limits.remaining !== null) {
-      // The one atomic spend: never below zero, exact under concurrent calls on both dialects.
-      const done = await this.db
-        .updateTable("api_keys")
-        .set((eb) => ({ remaining: eb("remaining", "-", cost), ...(own && { last_used_at: nowIso }) }))
-        .where("id", "=", limits.holder)
-        .where("remaining", ">=", cost)
-        .returning("remaining")
-        .executeTakeFirst();
-      if (!done) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
-      if (!own) await this.touch(row, nowIso);
-      remaining = done.remaining;
-    } else if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
-      await this.touch(row, nowIso);
-    }
-    return { ...base, remaining, account: await this.spendPool(account, spent, cost), code: "VALID", ratelimit };
+    // What the statement did not spend is spent here; with the claim's record, in one transaction.
+    const charge = async (db: Kysely<DB>): Promise<KeyVerification> => {
+      let remaining = limits.remaining;
+      const own = limits.holder === row.id;
+      if (spent.key) remaining = spent.keyLeft;
+      else if (cost > 0 && limits.remaining !== null) {
+        // The one atomic spend: never below zero, exact under concurrent calls on both dialects.
+        const done = await db
+          .updateTable("api_keys")
+          .set((eb) => ({ remaining: eb("remaining", "-", cost), ...(own && { last_used_at: nowIso }) }))
+          .where("id", "=", limits.holder)
+          .where("remaining", ">=", cost)
+          .returning("remaining")
+          .executeTakeFirst();
+        if (!done) return { ...base, remaining: 0, code: "USAGE_EXCEEDED", ratelimit };
+        if (!own) await this.touch(row, nowIso, db);
+        remaining = done.remaining;
+      } else if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
+        await this.touch(row, nowIso, db);
+      }
+      const pool = account === null ? null : await this.spendPool(account, spent, cost, db);
+      const charged = claim !== undefined && pool?.spent !== false;
+      const recorded =
+        charged &&
+        (spent.claimed ||
+          Number((await markChargedIn(db, claim, claim.owner, true).executeTakeFirst()).numUpdatedRows) > 0);
+      return {
+        ...base,
+        remaining,
+        account: pool,
+        code: "VALID",
+        ratelimit,
+        ...(charged && { claimCharged: recorded }),
+      };
+    };
+    return claim !== undefined && !spent.claimed ? this.db.transaction().execute(charge) : charge(this.db);
   }
 
   /**
@@ -229,11 +286,11 @@ export class EmbeddedKeyStore implements KeyStore {
    * pool's own conditional UPDATE (SQLite; a key only looked up; a pool not opened yet; a refusal
    * by the statement, which spends nothing from a period that is over: it refills, then spends).
    */
-  private async spendPool(account: AccountRow | null, spent: Spent, cost: number): Promise<AccountRow | null> {
-    if (account === null || cost === 0) return account;
+  private async spendPool(account: AccountRow, spent: Spent, cost: number, db: Kysely<DB>): Promise<AccountRow> {
+    if (cost === 0) return account;
     if (spent.account) return { ...account, remaining: spent.accountLeft, spent: true };
     if (account.opened && account.remaining === null) return account;
-    const left = await this.pools.take(account, cost);
+    const left = await this.pools.take(account, cost, db === this.db ? undefined : db);
     if (left === null) return { ...account, opened: true, remaining: null };
     if (left === undefined) return { ...account, opened: true, remaining: 0, spent: false };
     return { ...account, opened: true, remaining: left, spent: true };
@@ -254,8 +311,8 @@ export class EmbeddedKeyStore implements KeyStore {
     await q.execute();
   }
 
-  private async touch(row: { id: string }, nowIso: string): Promise<void> {
-    await this.db.updateTable("api_keys").set({ last_used_at: nowIso }).where("id", "=", row.id).execute();
+  private async touch(row: { id: string }, nowIso: string, db: Kysely<DB> = this.db): Promise<void> {
+    await db.updateTable("api_keys").set({ last_used_at: nowIso }).where("id", "=", row.id).execute();
   }
 
   async create(input: CreateKeyInput): Promise<CreatedKey> {

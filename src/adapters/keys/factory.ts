@@ -1,8 +1,8 @@
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
-import type { KeyStore, PoolUses } from "../../ports/key-store.js";
+import type { KeyStore } from "../../ports/key-store.js";
 import type { RateLimiter } from "../../ports/rate-limiter.js";
-import { EmbeddedKeyStore } from "./embedded.js";
+import { EmbeddedKeyStore, type PoolUses } from "./embedded.js";
 import { UnkeyKeyStore } from "./unkey.js";
 
 /**

@@ -10,6 +10,8 @@ export interface SpendColumns {
   /** Its account's uses were spent; `account_left` is what is left. */
   account_spent: boolean;
   account_left: number | null;
+  /** The whole charge was spent, and recorded on the Idempotency-Key claim named by `$5`–`$7`. */
+  claim_charged: boolean;
 }
 
 /**
@@ -26,12 +28,16 @@ export function grantsOf(wanted: string | undefined): string[] | null {
 /**
  * PostgreSQL: the key lookup (`lookup`, its hash `$1`) and the spends of a charged call in one
  * statement, one round trip. Parameters: `$2` cost, `$3` now (ISO), `$4` the permissions that
- * grant the one asked for (`grantsOf`). When the key is usable (not revoked, not expired,
+ * grant the one asked for (`grantsOf`), `$5`–`$7` the scope, key and owner of the Idempotency-Key
+ * claim the call is charged for (null: none). When the key is usable (not revoked, not expired,
  * permitted) and has no rate limit of its own, it spends `cost` from the key's uses (those of
  * the key holding its roll pair's uses) if it has a count, then — only if that spent, or the key
  * has no count — from its account's uses if the account has a count: each a conditional UPDATE
  * (`remaining >= cost`), so never below zero and exact under concurrency. A key with a rate
- * limit of its own is only looked up: its limiter decides before its uses are spent.
+ * limit of its own is only looked up: its limiter decides before its uses are spent. When every
+ * count the call spends was spent (the key's, and its account's pool, opened, unless unlimited),
+ * the charge is recorded on the claim in the same statement (`claim_charged`): committed with the
+ * spend or not at all, so a retry that takes the claim over after a lost answer does not pay twice.
  *
  * The caller (the embedded store) re-checks the verdict on the row and gives back what was spent
  * for a call it refuses; the account layer (features/keys/pooled.ts) gives the account's back when
@@ -73,8 +79,17 @@ acs as (
      and (a.remaining is null or a.remaining >= $2::integer)
      and (a.refill_at is null or a.refill_at > $3::text)
   returning a.remaining
+),
+mk as (
+  update idempotency i set charged = 1
+    from c
+   where i.scope = $5::text and i.key = $6::text and i.owner = $7::text and i.status = 0
+     and c.tried
+     and (c.own_remaining is null or exists (select 1 from ks))
+     and (c.l_pool is null or (c.aq_owner is not null and (c.aq_remaining is null or exists (select 1 from acs))))
+  returning 1
 )
-select c.*,
+select c.*, exists (select 1 from mk) as claim_charged,
   exists (select 1 from ks) as key_spent, (select remaining from ks) as key_left,
   exists (select 1 from acs) as account_spent, (select remaining from acs) as account_left
 from c`;

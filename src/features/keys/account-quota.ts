@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { mailboxPool } from "../../lib/mailbox.js";
-import type { AccountRow, PoolUses } from "../../ports/key-store.js";
+import type { AccountRow } from "../../ports/key-store.js";
 import { PLANS, type Plan, type PlanName, planOf } from "./plans.js";
 
 /**
@@ -57,7 +57,7 @@ export interface Pool {
  * it is exact under concurrency and across instances on SQLite and PostgreSQL, however many
  * accounts of one mailbox sign up and call at once. Every method takes the pool's id.
  */
-export class AccountQuotas implements PoolUses {
+export class AccountQuotas {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly now: () => Date = () => new Date(),
@@ -92,11 +92,15 @@ export class AccountQuotas implements PoolUses {
     return { id: row.pool, plan, remaining: remaining === undefined ? plan.quota : remaining };
   }
 
-  /** The embedded store's spend of a pool (PoolUses): opens it if new, then spends unless it is unlimited. */
-  async take(row: AccountRow, cost: number): Promise<number | null | undefined> {
-    const pool = await this.poolFrom(row);
+  /**
+   * The embedded store's spend of a pool (its `PoolUses`), in `db` (its transaction) when given:
+   * opens it if new, then spends unless it is unlimited.
+   */
+  async take(row: AccountRow, cost: number, db?: Kysely<DB>): Promise<number | null | undefined> {
+    const quotas = db ? new AccountQuotas(db, this.now) : this;
+    const pool = await quotas.poolFrom(row);
     if (pool?.remaining == null) return null;
-    return this.spend(pool.id, cost);
+    return quotas.spend(pool.id, cost);
   }
 
   /**

@@ -7,6 +7,7 @@ import { type AuthenticatedKey, bearerToken, verifyKey } from "../../http/key-au
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
+import type { ChargeClaim } from "../../ports/key-store.js";
 import {
   afterFailure,
   claimOrWait,
@@ -56,7 +57,8 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  * Charging: one use when the job runs, given back when it fails or the client goes away first. With an `Idempotency-Key` the
  * key is claimed first (scope: SHA-256 of the presented API key, so claiming needs no
  * verification), atomically: only the request that owns the claim verifies with cost 1, and
- * records on the claim that it paid. Concurrent copies wait for its answer and replay it, or get
+ * records on the claim that it paid — the embedded key store in the statement (or transaction)
+ * that spends the use, so the record is committed with the charge or not at all. Concurrent copies wait for its answer and replay it, or get
  * a 409; they, replays and invalid bodies verify with cost 0, and so does a takeover of a claim
  * whose cut holder's charge is recorded on it (one whose holder never paid pays). Undoing after
  * a failure (the record, the refund, the claim) is retried until the data tier takes it.
@@ -72,7 +74,8 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
   // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
-  const verify = (cost: number) => verifyKey(c, deps.keys, token, { permission: deps.config.KEY_PERMISSION, cost });
+  const verify = (cost: number, claim?: ChargeClaim) =>
+    verifyKey(c, deps.keys, token, { permission: deps.config.KEY_PERMISSION, cost, ...(claim && { claim }) });
 
   if (texts === null || !idemKeyValid || bodyError) {
     await verify(0);
@@ -110,10 +113,14 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const leave = afterFailure(store, ref, claim.owner, paid ? "lapse" : "release");
   let key: AuthenticatedKey;
   try {
-    key = await verify(paid ? 0 : 1);
+    // The key store records the charge on the claim with the spend itself, when it can.
+    key = await verify(paid ? 0 : 1, paid ? undefined : { ...ref, owner: claim.owner });
   } catch (err) {
-    // Refused or unverifiable: this request's charge is not with the claim; leave the claim as it was.
-    await settle([leave]);
+    // Refused: nothing of it is kept; the claim goes. Unverifiable: its charge may have been
+    // committed, and recorded on the claim, with the answer lost on the way back; the claim is
+    // kept for the retry, which takes it over and pays only if that charge is not recorded.
+    const refused = err instanceof ApiError && err.status < 500;
+    await settle([refused ? leave : afterFailure(store, ref, claim.owner, "lapse")]);
     throw err;
   }
   // The charge goes with the claim before the job, so whoever takes it over knows it was paid.
@@ -123,7 +130,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   if (!paid) {
     let recorded: boolean;
     try {
-      recorded = await store.markCharged(ref, claim.owner, true);
+      recorded = key.claimCharged ?? (await store.markCharged(ref, claim.owner, true));
     } catch (err) {
       await settle([...giveBack, leave]);
       throw err;

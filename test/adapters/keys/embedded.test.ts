@@ -4,8 +4,10 @@ import { EmbeddedKeyStore } from "../../../src/adapters/keys/embedded.js";
 import { hashKey } from "../../../src/adapters/keys/material.js";
 import { MemoryRateLimiter } from "../../../src/adapters/memory-limiter.js";
 import { type Database, openDatabase } from "../../../src/db/database.js";
+import { SqlIdempotencyStore } from "../../../src/db/idempotency.js";
 import { migrate } from "../../../src/db/migrations.js";
 import { AccountQuotas } from "../../../src/features/keys/account-quota.js";
+import type { IdempotencyRef } from "../../../src/ports/idempotency.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason, tempDir } from "../../helpers/env.js";
 
 const logger = pino({ level: "silent" });
@@ -54,6 +56,44 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
     const statuses = Object.fromEntries((await store.list("alice")).map((k) => [k.id, k.status]));
     expect(statuses).toEqual({ [mine.id]: "revoked", [rolled?.id ?? ""]: "active" });
     expect(await store.revoke(mine.id, "alice")).toBe(true);
+  });
+
+  it("a charge made for an Idempotency-Key claim is recorded on the claim with its spend, and only on a claim still held", async () => {
+    const claims = new SqlIdempotencyStore(database.db);
+    const chargedOn = async (ref: IdempotencyRef) =>
+      (
+        await database.db
+          .selectFrom("idempotency")
+          .select("charged")
+          .where("scope", "=", ref.scope)
+          .where("key", "=", ref.key)
+          .executeTakeFirstOrThrow()
+      ).charged;
+    const hold = async (ref: IdempotencyRef) => {
+      const held = await claims.claim(ref, "body", 30_000);
+      if (held.kind !== "owned") throw new Error(`claim not owned: ${held.kind}`);
+      return { ...ref, owner: held.owner };
+    };
+    // Spent in the lookup's statement (PostgreSQL), and apart from it (a rate limit of its own; SQLite).
+    for (const limits of [{}, { ratelimit: { limit: 100, durationSec: 60 } }]) {
+      const k = await store.create({ name: "idem", permissions: [], remaining: 2, ...limits });
+      const first = await hold({ scope: `s-${k.id}`, key: "first" });
+      expect(await store.verify(k.key, undefined, { claim: first })).toMatchObject({
+        code: "VALID",
+        remaining: 1,
+        claimCharged: true,
+      });
+      expect(await chargedOn(first)).toBe(1);
+      // A claim taken over meanwhile: the use is spent all the same, nothing is recorded on it.
+      const second = await hold({ scope: `s-${k.id}`, key: "second" });
+      const verdict = await store.verify(k.key, undefined, { claim: { ...second, owner: "taken-over" } });
+      expect(verdict).toMatchObject({ code: "VALID", remaining: 0, claimCharged: false });
+      expect(await chargedOn(second)).toBe(0);
+      // Refused (out of uses), or free: nothing recorded.
+      expect(await store.verify(k.key, undefined, { claim: second })).toMatchObject({ code: "USAGE_EXCEEDED" });
+      expect(await store.verify(k.key, undefined, { cost: 0, claim: second })).not.toHaveProperty("claimCharged");
+      expect(await chargedOn(second)).toBe(0);
+    }
   });
 
   it("a roll with a grace period: the replacement keeps the old key's own expiry and outlives the grace end", async () => {
