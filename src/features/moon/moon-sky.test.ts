@@ -8,6 +8,7 @@ import {
   Illumination,
   KM_PER_AU,
   MakeTime,
+  type MoonQuarter,
   Observer,
   SearchHourAngle,
   SearchRiseSet,
@@ -20,7 +21,7 @@ import { isoInZone, type LocalDay, resolveWhen, resolveZone, round, TimeZones } 
 import { crossings, culminations } from "../shared/rise-set.js";
 import { MoonCalculator, type MoonEvents } from "./moon.js";
 import { exactTrack, MoonTrack } from "./moon-sky.js";
-import { searchQuarter } from "./phase.js";
+import { nextQuarter, searchQuarter } from "./phase.js";
 
 /**
  * The report's fast path (the Moon from fitted series, one computation of the Moon and the Sun
@@ -46,6 +47,33 @@ function fullEvents(day: LocalDay, lat: number, lon: number, zones: TimeZones): 
     next_moonrise: rises[0] ? null : iso(SearchRiseSet(Body.Moon, observer, +1, day.end, 40)?.date),
     next_moonset: sets[0] ? null : iso(SearchRiseSet(Body.Moon, observer, -1, day.end, 40)?.date),
     next_transit: transits[0] ? null : iso(SearchHourAngle(Body.Moon, observer, 0, day.end, +1).time.date),
+  };
+}
+
+/**
+ * Principal phases around `at` as the report found them before it computed lunations lazily: every
+ * lunation from the one before to three after, each searched from three days before its mean new
+ * moon.
+ */
+function fullPhases(at: Date, count: number, zone: string, zones: TimeZones) {
+  const SYNODIC_DAYS = 29.530588853;
+  const REFERENCE_NEW_MOON_MS = Date.UTC(2000, 0, 6, 18, 14);
+  const k = Math.floor((at.getTime() - REFERENCE_NEW_MOON_MS) / (SYNODIC_DAYS * DAY_MS));
+  const all: MoonQuarter[] = [];
+  for (let i = k - 1; i <= k + 2 + Math.ceil(count / 4); i++) {
+    let q = searchQuarter(new Date(REFERENCE_NEW_MOON_MS + (i * SYNODIC_DAYS - 3) * DAY_MS));
+    while (q.quarter !== 0) q = nextQuarter(q);
+    all.push(q);
+    while (all.length % 4 !== 0) all.push(nextQuarter(all[all.length - 1] as MoonQuarter));
+  }
+  const next = all.findIndex((q) => q.time.date.getTime() > at.getTime());
+  const past = all.slice(0, next);
+  const iso = (q: MoonQuarter) => isoInZone(q.time.date, zone, zones);
+  const lastNew = past.findLast((q) => q.quarter === 0) as MoonQuarter;
+  return {
+    previous_phase: { time: iso(past[past.length - 1] as MoonQuarter) },
+    upcoming_phases: all.slice(next, next + count).map((q) => ({ time: iso(q) })),
+    age_days: round((at.getTime() - lastNew.time.date.getTime()) / DAY_MS, 2),
   };
 }
 
@@ -89,10 +117,10 @@ describe("moon report's fast path against the full computation", { timeout: 120_
   it("the fitted track is within 1e-12 AU of the lunar theory (of date and J2000) and 1e-6″ of the sidereal time's slow terms", () => {
     const track = new MoonTrack();
     const out = new Float64Array(7);
-    for (let i = 0; i < 2_000; i++) {
-      const ut = -365_250 + Math.random() * 730_500; // 1000–3000
-      track.at(ut, out);
-      const exact = exactTrack(MakeTime(ut));
+    for (let i = 0; i < 5_000; i++) {
+      const time = MakeTime(-365_250 + Math.random() * 730_500); // 1000–3000
+      track.at(time.tt, out);
+      const exact = exactTrack(time);
       const miss = (i: number) => (out[i] as number) - (exact[i] as number);
       expect(Math.hypot(miss(0), miss(1), miss(2))).toBeLessThan(1e-12);
       expect(Math.abs(miss(3))).toBeLessThan(1e-6);
@@ -100,16 +128,17 @@ describe("moon report's fast path against the full computation", { timeout: 120_
     }
   });
 
-  it("gives the same rise, set, transit, illumination, elongation, phase longitude and distance on any day, anywhere", () => {
+  it("gives the same phases, rise, set, transit, illumination, elongation, phase longitude and distance on any day, anywhere", () => {
     const zones = new TimeZones();
     const moon = new MoonCalculator(zones);
     let polarNights = 0;
     fc.assert(
-      fc.property(day, latitude, longitude, (d, lat, lon) => {
+      fc.property(day, latitude, longitude, fc.integer({ min: 1, max: 12 }), (d, lat, lon, phases) => {
         const zone = resolveZone(undefined, lat, lon);
         const date = new Date(d * DAY_MS).toISOString().slice(0, 10);
         const when = resolveWhen(date, zone, new Date(), zones);
-        const report = moon.report({ at: when.at, day: when.day, phases: 1, observer: { lat, lon } });
+        const report = moon.report({ at: when.at, day: when.day, phases, observer: { lat, lon } });
+        expect(report, `${date} ${phases} phases`).toMatchObject(fullPhases(when.at, phases, zone, zones));
         expect(report.events, `${date} ${lat} ${lon}`).toEqual(fullEvents(when.day, lat, lon, zones));
         expect(report, `${date} ${lat} ${lon}`).toMatchObject(fullInstant(when.at));
         if (report.events?.moonrise === null && report.events.moonset === null) polarNights++;

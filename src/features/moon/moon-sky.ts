@@ -54,8 +54,9 @@ const RISE_SET_DT = 0.42;
 
 /**
  * The Moon's geocentric position (equator of date) and the sidereal time's slow terms, as
- * Chebyshev series over spans of SPAN_DAYS of UT, computed once per span and kept (at most
- * `spans` of them). Hold one per calculator.
+ * Chebyshev series over spans of SPAN_DAYS of terrestrial time (the theory's own time scale; UT
+ * would carry ΔT's bends into the fit), computed once per span and kept (at most `spans` of
+ * them). Hold one per calculator.
  */
 export class MoonTrack {
   private readonly fits: LRUCache<number, Float64Array>;
@@ -68,10 +69,11 @@ export class MoonTrack {
 
   /**
    * Writes x, y, z (AU, equator of date), `st` (arcseconds, see siderealHours) and x, y, z (AU,
-   * J2000, as GeoMoon) at `ut` into `out`; `series` 4 stops after `st`.
+   * J2000, as GeoMoon) at `tt` (terrestrial time, days from J2000) into `out`; `series` 4 stops
+   * after `st`.
    */
-  at(ut: number, out: Float64Array, series = SERIES): void {
-    const index = Math.floor(ut / SPAN_DAYS);
+  at(tt: number, out: Float64Array, series = SERIES): void {
+    const index = Math.floor(tt / SPAN_DAYS);
     if (index !== this.lastIndex) {
       let fit = this.fits.get(index);
       if (!fit) {
@@ -82,7 +84,7 @@ export class MoonTrack {
       this.lastFit = fit;
     }
     const fit = this.lastFit;
-    const x = (2 * (ut - index * SPAN_DAYS)) / SPAN_DAYS - 1;
+    const x = (2 * (tt - index * SPAN_DAYS)) / SPAN_DAYS - 1;
     for (let s = 0; s < series; s++) {
       const base = s * NODES;
       let b1 = 0;
@@ -115,7 +117,7 @@ function fitSpan(from: number): Float64Array {
   const values: number[][] = [];
   for (let k = 0; k < NODES; k++) {
     const x = Math.cos((Math.PI * (k + 0.5)) / NODES);
-    values.push(exactTrack(MakeTime(from + ((x + 1) * SPAN_DAYS) / 2)));
+    values.push(exactTrack(AstroTime.FromTerrestrialTime(from + ((x + 1) * SPAN_DAYS) / 2)));
   }
   const fit = new Float64Array(SERIES * NODES);
   for (let s = 0; s < SERIES; s++) {
@@ -181,13 +183,13 @@ export class MoonSky {
   }
 
   /**
-   * Topocentric vector of the Moon (equator of date) at `ut` into `x`, `y`, `z`; sets `ra` and
+   * Topocentric vector of the Moon (equator of date) at `time` into `x`, `y`, `z`; sets `ra` and
    * the sidereal time.
    */
-  private topocentric(ut: number): void {
+  private topocentric(time: AstroTime): void {
     const m = this.scratch;
-    this.track.at(ut, m, 4);
-    const gast = siderealHours(ut, m[3] as number);
+    this.track.at(time.tt, m, 4);
+    const gast = siderealHours(time.ut, m[3] as number);
     const stlocl = (15 * gast + this.lon) * DEG2RAD;
     const x = (m[0] as number) - this.axial * Math.cos(stlocl);
     const y = (m[1] as number) - this.axial * Math.sin(stlocl);
@@ -201,8 +203,8 @@ export class MoonSky {
   }
 
   /** Altitude of the upper limb in degrees, without refraction (astronomy-engine's rise/set `altdiff`). */
-  altitude(ut: number): number {
-    this.topocentric(ut);
+  altitude(time: AstroTime): number {
+    this.topocentric(time);
     const { x, y, z } = this;
     const dist = Math.sqrt(x * x + y * y + z * z);
     // Horizon(): the body's direction against the observer's zenith, north and west, each turned
@@ -225,8 +227,8 @@ export class MoonSky {
   }
 
   /** Sidereal hours until the Moon reaches `hourAngle` (astronomy-engine's SearchHourAngle step). */
-  hourAngleGap(ut: number, hourAngle: number): number {
-    this.topocentric(ut);
+  hourAngleGap(time: AstroTime, hourAngle: number): number {
+    this.topocentric(time);
     return (hourAngle + this.ra - this.lon / 15 - this.gast) % 24;
   }
 }
@@ -267,7 +269,7 @@ function findAscent(
  * astronomy-engine's SearchRiseSet for the Moon and an observer at height 0.
  */
 export function searchRiseSet(sky: MoonSky, direction: 1 | -1, start: AstroTime, limitDays: number): AstroTime | null {
-  const f = (t: AstroTime) => direction * (sky.altitude(t.ut) - RISE_SET_ALTITUDE);
+  const f = (t: AstroTime) => direction * (sky.altitude(t) - RISE_SET_ALTITUDE);
   let t1 = start;
   let a1 = f(t1);
   for (;;) {
@@ -293,7 +295,7 @@ export function searchRiseSet(sky: MoonSky, direction: 1 | -1, start: AstroTime,
 export function searchTransit(sky: MoonSky, start: AstroTime): AstroTime {
   let time = start;
   for (let iter = 1; ; iter++) {
-    let gap = sky.hourAngleGap(time.ut, 0);
+    let gap = sky.hourAngleGap(time, 0);
     if (iter === 1) {
       if (gap < 0) gap += 24;
     } else if (gap < -12) gap += 24;

@@ -114,12 +114,21 @@ class PhaseTable {
     return quarters;
   }
 
-  /** The last principal phase at or before `at`, the `count` after it, and the last new moon. */
+  /**
+   * The last principal phase at or before `at`, the `count` after it, and the last new moon: from
+   * the lunations they fall in, each computed when first needed.
+   */
   around(at: Date, count: number): { previous: MoonQuarter; upcoming: MoonQuarter[]; lastNew: MoonQuarter } {
-    const k = Math.floor((at.getTime() - REFERENCE_NEW_MOON_MS) / (SYNODIC_DAYS * DAY_MS));
-    const all: MoonQuarter[] = [];
-    for (let i = k - 1; i <= k + 2 + Math.ceil(count / 4); i++) all.push(...this.lunation(i));
-    const next = all.findIndex((q) => q.time.date.getTime() > at.getTime());
+    const t = at.getTime();
+    const k = Math.floor((t - REFERENCE_NEW_MOON_MS) / (SYNODIC_DAYS * DAY_MS));
+    // The true new moon is within a day of the mean one: before it, the last new moon is lunation k − 1's.
+    const all = [...this.lunation(k)];
+    if ((all[0] as MoonQuarter).time.date.getTime() > t) all.unshift(...this.lunation(k - 1));
+    let next = all.findIndex((q) => q.time.date.getTime() > t);
+    for (let i = k + 1; next === -1 || next + count > all.length; i++) {
+      all.push(...this.lunation(i));
+      if (next === -1) next = all.findIndex((q) => q.time.date.getTime() > t);
+    }
     const past = all.slice(0, next);
     return {
       previous: past[past.length - 1] as MoonQuarter,
@@ -154,7 +163,7 @@ function instantAt(at: Date, track: MoonTrack): MoonInstant {
 /** GeoMoon(time) from the fitted track. */
 function geoMoon(track: MoonTrack, time: AstroTime): Vector {
   const out = new Float64Array(7);
-  track.at(time.ut, out);
+  track.at(time.tt, out);
   return new Vector(out[4] as number, out[5] as number, out[6] as number, time);
 }
 
@@ -197,9 +206,9 @@ function events(day: LocalDay, sky: MoonSky, zones: TimeZones): MoonEvents {
 export class MoonCalculator {
   constructor(private readonly zones = new TimeZones()) {}
 
-  private readonly phases = new PhaseTable();
   /** The Moon's geocentric track, fitted per span of days, for every place's rise and set. */
   private readonly track = new MoonTrack();
+  private readonly phases = new PhaseTable();
   /** Rise/set/transit per place and local day: the same for every request about that day. */
   private readonly events = new LRUCache<string, MoonEvents>({ max: 10_000 });
   /**
