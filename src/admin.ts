@@ -6,7 +6,7 @@ import { MemoryRateLimiter } from "./adapters/memory-limiter.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase, type PoolSettings } from "./db/database.js";
 import { migrate } from "./db/migrations.js";
-import { AccountQuotas, KeyService, UsageCounter } from "./features/keys/index.js";
+import { AccountQuotas, ActivityLog, KeyService, UsageCounter } from "./features/keys/index.js";
 
 export interface OpenMigratedOptions {
   /** Also create or update better-auth's tables (loads better-auth: over half a second). */
@@ -58,15 +58,27 @@ export interface AdminDeps {
 export async function buildAdminDeps(config: Config, logger: Logger): Promise<AdminDeps> {
   const { database } = await openMigrated(config, logger);
   const usage = new UsageCounter(database.db);
+  // Key events made here (revoke, roll, edit, plan grants) go to the accounts' audit log, as the server's do.
+  const activity = new ActivityLog(database.db, {
+    onError: (err) => logger.warn({ err: (err as Error).message }, "audit log not written"),
+  });
   const now = () => new Date();
   const storage = createKeyStore(config, database, new MemoryRateLimiter(), new AccountQuotas(database.db, now));
   return {
     config,
     database,
     now,
-    keys: new KeyService({ storage, verifier: storage, db: database.db, usage, now }),
+    keys: new KeyService({
+      storage,
+      verifier: storage,
+      db: database.db,
+      usage,
+      now,
+      onEvent: (e) => activity.recordAudit(e),
+    }),
     close: async () => {
       await usage.close().catch(() => undefined);
+      await activity.close().catch(() => undefined);
       await database.close();
     },
   };

@@ -74,6 +74,28 @@ describe("almanac keys (embedded store, same SQLite file as a running app)", () 
     expect(left).toBeLessThanOrEqual(3600_000);
   });
 
+  it("an account's key edited, rolled and revoked with the CLI: each event is in the account's audit log", async () => {
+    const ownerId = `user_cli_${Date.now()}`;
+    const made = await t.deps.keys.accounts.create({
+      ownerId,
+      email: `${ownerId}@example.test`,
+      name: "page",
+      permissions: ["vibe.classify"],
+      expiresAt: null,
+    });
+    if (!made.ok) throw new Error(`key not created: ${made.error.kind}`);
+    expect((await almanac(env, "update", made.value.id, "--name", "renamed")).code).toBe(0);
+    const rolled = (await almanac(env, "roll", made.value.id)).json as CreatedKey;
+    expect((await almanac(env, "revoke", rolled.id)).code).toBe(0);
+    const events = (await t.deps.activity?.listAudit(ownerId))?.map((e) => [e.event, e.keyId]);
+    expect(events).toEqual([
+      ["revoked", rolled.id],
+      ["rolled", made.value.id],
+      ["edited", made.value.id],
+      ["created", made.value.id],
+    ]);
+  });
+
   it("bad input exits 1 with a message naming the problem", async () => {
     const r1 = await almanac(env, "create", "--name", "x", "--ratelimit", "5");
     expect(r1.code).toBe(1);
