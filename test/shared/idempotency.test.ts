@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { holding, unlessAborted } from "../../src/features/shared/idempotency.js";
+import { holding, settle, unlessAborted } from "../../src/features/shared/idempotency.js";
 import { idempotencyRefusalError } from "../../src/features/shared/idempotency-answers.js";
 import type { IdempotencyRef, IdempotencyStore } from "../../src/ports/idempotency.js";
+import { until } from "../helpers/key-stores.js";
 
 /** A store that records what the holder did with its claim. */
 function recordingStore(): IdempotencyStore & { calls: string[] } {
@@ -27,7 +28,7 @@ function recordingStore(): IdempotencyStore & { calls: string[] } {
 }
 
 const ref = { scope: "test", key: "k" };
-const timing = { leaseMs: 60_000, waitMs: 1_000 };
+const timing = { leaseMs: 60_000, waitMs: 1_000, now: () => new Date() };
 
 describe("shared/idempotency returns a cut request as a value", () => {
   it("unlessAborted: the work's value, or `cut` when the signal aborts first", async () => {
@@ -66,6 +67,27 @@ describe("shared/idempotency returns a cut request as a value", () => {
     });
     expect(await cut).toEqual({ ok: false, error: { kind: "cut" } });
     expect([undone, cutStore.calls]).toEqual([1, ["lapse"]]);
+  });
+
+  it("settle retries what the data tier refused for a minute of its clock, then gives up", async () => {
+    let clock = Date.parse("2026-01-01T00:00:00Z");
+    let tries = 0;
+    const refused = async () => {
+      tries++;
+      throw new Error("the database is away");
+    };
+    await settle([refused], () => new Date(clock));
+    expect(
+      await until(
+        async () => tries,
+        (n) => n >= 3,
+        5000,
+      ),
+    ).toBeGreaterThanOrEqual(3); // retried in the background
+    clock += 61_000; // the minute is over on the injected clock (not on the wall clock)
+    const after = tries;
+    await new Promise((r) => setTimeout(r, 800));
+    expect(tries).toBeLessThanOrEqual(after + 1); // at most the try already under way (one every 200 ms before)
   });
 
   it("the routes' answers keep their status, code, message and Retry-After", () => {

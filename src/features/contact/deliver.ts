@@ -46,7 +46,7 @@ export async function deliverContact(
   }
   if (result.ok) {
     const { messageId } = result;
-    await settle([() => store.markSent(row, messageId)]);
+    await settle([() => store.markSent(row, messageId)], store.now);
   } else await store.markFailed(row, result.reason);
   return result;
 }

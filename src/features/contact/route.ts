@@ -79,7 +79,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
         key: idemKey,
         bodyHash: sha256Hex(JSON.stringify([body.name, body.email, body.subject ?? null, body.message])),
       };
-      const timing = idempotencyTiming(deps.config);
+      const timing = idempotencyTiming(deps.config, deps.now);
       const claim = await claimOrWait(deps.idempotency, spec, timing, c.req.raw.signal);
       if (claim.kind !== "owned") return answerPrior(c, claim) as never;
       // A mail cannot be unsent: the job runs to its end even when the client goes away.

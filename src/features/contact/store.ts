@@ -40,7 +40,8 @@ const newId = () => `con_${randomBytes(10).toString("hex")}`;
 export class ContactStore {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly now: () => Date = () => new Date(),
+    /** The store's clock (its rows' times, and how long a lost record is retried: deliver.ts). */
+    readonly now: () => Date = () => new Date(),
   ) {}
 
   async create(input: NewContact): Promise<ContactRow> {

@@ -23,11 +23,14 @@ export interface IdempotencyTiming {
   leaseMs: number;
   /** How long a concurrent duplicate waits for the holder's answer (IDEMPOTENCY_WAIT_MS). */
   waitMs: number;
+  /** The clock that times undoing after a failure (`settle`). */
+  now: () => Date;
 }
 
-export const idempotencyTiming = (config: Config): IdempotencyTiming => ({
+export const idempotencyTiming = (config: Config, now: () => Date): IdempotencyTiming => ({
   leaseMs: config.IDEMPOTENCY_LEASE_MS,
   waitMs: config.IDEMPOTENCY_WAIT_MS,
+  now,
 });
 
 export interface IdempotencyClaimSpec extends IdempotencyRef {
@@ -93,9 +96,10 @@ const SETTLE_EVERY_MS = 200;
  * first try is now; once one fails (the data tier went away mid-request) the rest go on in the
  * background, retried every 200 ms for up to a minute, so a claim is released and a use given
  * back as soon as the data tier answers again, instead of the key staying locked at 409 until its
- * lease runs out. Resolves when the steps are done or have been left to the background.
+ * lease runs out. The minute is read on `now`. Resolves when the steps are done or have been left
+ * to the background.
  */
-export async function settle(steps: UndoStep[]): Promise<void> {
+export async function settle(steps: UndoStep[], now: () => Date): Promise<void> {
   let i = 0;
   const next = async () => {
     if ((await steps[i]?.()) === false) i = steps.length;
@@ -108,8 +112,8 @@ export async function settle(steps: UndoStep[]): Promise<void> {
     // the data tier is away: carry on in the background
   }
   void (async () => {
-    const deadline = Date.now() + SETTLE_FOR_MS;
-    while (i < steps.length && Date.now() < deadline) {
+    const deadline = now().getTime() + SETTLE_FOR_MS;
+    while (i < steps.length && now().getTime() < deadline) {
       await sleep(SETTLE_EVERY_MS, undefined, { ref: false });
       try {
         while (i < steps.length) await next();
@@ -140,7 +144,8 @@ export async function holding(
     Math.max(1, Math.floor(timing.leaseMs / 3)),
   );
   renewal.unref();
-  const giveUp = () => settle([...(opts.undo ?? []), afterFailure(store, ref, owner, opts.after ?? "release")]);
+  const giveUp = () =>
+    settle([...(opts.undo ?? []), afterFailure(store, ref, owner, opts.after ?? "release")], timing.now);
   try {
     const outcome = await unlessAborted(job(), opts.signal);
     if (outcome.ok) await store.complete(ref, owner, 200, JSON.stringify(outcome.value.body));

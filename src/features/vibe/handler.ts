@@ -27,7 +27,7 @@ import { type BodyCheck, type ClassifyResponseBody, checkClassifyBody, type Incl
 import { classifySentences, isMixed } from "./sentences.js";
 
 /** What classification uses of the app's dependencies. */
-export type VibeDeps = Pick<AppDeps, "classifier" | "config" | "idempotency" | "keys" | "logger">;
+export type VibeDeps = Pick<AppDeps, "classifier" | "config" | "idempotency" | "keys" | "logger" | "now">;
 
 /** Reads and checks the body without throwing: its verdict is reported only after authentication. */
 async function readBody(c: Context<AppEnv>, maxBytes: number): Promise<BodyCheck | ApiError> {
@@ -99,7 +99,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   // The extras asked for are part of what the key stands for (a retry asking for others is another request).
   const asked = include.size ? { texts, include: [...include].sort() } : texts;
   const spec = { scope: `classify:${sha256Hex(token)}`, key: idemKey, bodyHash: sha256Hex(JSON.stringify(asked)) };
-  const timing = idempotencyTiming(deps.config);
+  const timing = idempotencyTiming(deps.config, deps.now);
   const signal = c.req.raw.signal;
   const claim = await claimOrWait(deps.idempotency, spec, timing, signal);
   if (claim.kind !== "owned") {
@@ -120,7 +120,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
     // committed, and recorded on the claim, with the answer lost on the way back; the claim is
     // kept for the retry, which takes it over and pays only if that charge is not recorded.
     const refused = err instanceof ApiError && err.status < 500;
-    await settle([refused ? leave : afterFailure(store, ref, claim.owner, "lapse")]);
+    await settle([refused ? leave : afterFailure(store, ref, claim.owner, "lapse")], deps.now);
     throw err;
   }
   // The charge goes with the claim before the job, so whoever takes it over knows it was paid.
@@ -132,12 +132,12 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
     try {
       recorded = key.claimCharged ?? (await store.markCharged(ref, claim.owner, true));
     } catch (err) {
-      await settle([...giveBack, leave]);
+      await settle([...giveBack, leave], deps.now);
       throw err;
     }
     if (!recorded) {
       // Taken over meanwhile (this request outlived its lease): the new holder pays, this one gives back.
-      await settle(giveBack.slice(1));
+      await settle(giveBack.slice(1), deps.now);
       throw idempotencyRefusalError({ kind: "in_progress" });
     }
   }
