@@ -30,15 +30,18 @@ const FIRST_DAY = Date.UTC(2000, 0, 1);
 /** Distinct dates a `{date}` in the path cycles through: more than any answer cache keeps. */
 const DATES = 20_000;
 
+/** Requests sent with a `{date}` so far: each round goes on from the day the one before stopped at. */
+let n = 0;
+
 /**
  * The server's CPU µs per request over `amount` requests to `url`. A `{date}` in `url` becomes a
- * new date on each request (2000-01-01 onwards), so no answer kept for a query is asked twice in
- * a row of DATES: the cost of computing the answer, not of finding it.
+ * new date on each request (2000-01-01 onwards, on across rounds), so no answer kept for a query
+ * is asked again within DATES requests: the cost of computing the answer, not of finding it.
  */
+
 async function cpuPerRequest(server: Server, url: string, amount: number): Promise<number> {
   const pid = server.child.pid;
   const cpu0 = cpuMs(pid);
-  let n = 0;
   const { pathname, search } = new URL(url.replace("{date}", "DATE"));
   const path = `${pathname}${search}`;
   const rotate = url.includes("{date}")
