@@ -8,17 +8,22 @@
  *   spends its uses, against a lookup and a spend (a key with uses of its own, no rate limit;
  *   BENCH_POOL=1: an account-page key, which also spends its account's pool);
  * - `usage-accounting`: the key service's composed layers (counts per key and hour, the account
- *   layer, the throttle) against the bare key store.
+ *   layer, the throttle) against the bare key store;
+ * - `model`: the shipped sentiment weights against the weights file BENCH_MODEL_A (for instance
+ *   the previous model's, `git show main:src/adapters/classifier/model/sentiment.bin > FILE`).
  *
  * `node --import tsx bench/classify-ab.ts <variant>` (BENCH_SECONDS, default 5; BENCH_PAIRS, default 3;
- * BENCH_POOL;
+ * BENCH_POOL; BENCH_MODEL_A;
  * DATABASE_URL to run on PostgreSQL). Prints one JSON line: the rates, their ratio (B / A), the
  * extra microseconds a call spends with the part, this process's CPU per call (server and
  * autocannon: the same load generator on both sides) and p99 latency.
  */
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import pino from "pino";
+import { decodeModel } from "../src/adapters/classifier/model-file.js";
+import { TrainedClassifier } from "../src/adapters/classifier/trained.js";
 import { createKeyStore } from "../src/adapters/keys/factory.js";
 import { type App, createApp } from "../src/app.js";
 import type { AppDeps } from "../src/app-deps.js";
@@ -41,6 +46,16 @@ interface Variant {
 }
 
 const VARIANTS: Record<string, Variant> = {
+  model: {
+    async build(deps, config, on) {
+      const other = process.env.BENCH_MODEL_A;
+      if (!other) throw new Error("model: BENCH_MODEL_A names the weights file to compare with");
+      const classifier = on ? deps.classifier : new TrainedClassifier(decodeModel(readFileSync(other)));
+      const { key } = await deps.keys.create({ name: "bench", permissions: [config.KEY_PERMISSION] });
+      return { app: createApp({ ...deps, classifier }), key };
+    },
+    report: async (deps) => ({ model: deps.classifier.model }),
+  },
   "call-log": {
     async build(deps, config, on) {
       const app = createApp({ ...deps, activity: on ? deps.activity : undefined });

@@ -10,9 +10,17 @@ import {
   type FeatureOptions,
   featureBuffer,
   featurize,
+  MAX_EMBEDDING_DIM,
   VADER_DENSE,
 } from "../../src/adapters/classifier/features.js";
-import { CLASSES, calibrated, type LinearModel, logits } from "../../src/adapters/classifier/linear-model.js";
+import {
+  CLASSES,
+  calibrated,
+  type Embedding,
+  embed,
+  type LinearModel,
+  logits,
+} from "../../src/adapters/classifier/linear-model.js";
 import { readFlag } from "../../src/adapters/classifier/readable.js";
 import { UNREADABLE_SCORES } from "../../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../../src/adapters/classifier/vader.js";
@@ -38,6 +46,19 @@ export interface Settings {
    * corpora (those the calibration is fitted with): still one linear model, as fast and as large.
    */
   ensemble: boolean;
+  /** The embedding layer (features.subwords): 2^embBits × embDim; embDim 0 = none. */
+  embBits: number;
+  embDim: number;
+  /** SGD step of the embedding layer, decaying linearly to 0 over the epochs. */
+  embLr: number;
+  /** Share of the sparse linear features dropped at random from each training text (0 = none). */
+  dropout: number;
+  /**
+   * Each corpus's own copy of every weight while training (Daumé's "frustratingly easy" domain
+   * adaptation), which soaks up what holds in that corpus only; the model keeps the shared weights.
+   * 0 = none; else the copies' feature value (1: as the shared ones).
+   */
+  adapt: number;
 }
 
 /** The mean of linear models' weights (float, before quantisation): one linear model. */
@@ -51,7 +72,16 @@ export function meanModel(models: readonly LinearModel[]): LinearModel {
   }
   for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) / models.length;
   for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) / models.length;
-  return { ...first, weights, dense };
+  if (!first.embedding) return { ...first, weights, dense };
+  const e = first.embedding;
+  const table = new Float32Array(e.table.length);
+  const out = new Float64Array(e.out.length);
+  for (const m of models) {
+    const me = m.embedding as Embedding;
+    for (let j = 0; j < table.length; j++) table[j] = (table[j] as number) + (me.table[j] as number) / models.length;
+    for (let j = 0; j < out.length; j++) out[j] = (out[j] as number) + (me.out[j] as number) / models.length;
+  }
+  return { ...first, weights, dense, embedding: { ...e, table, out } };
 }
 
 /** Sparse and dense features of every text, hashed into 2^MAX_BITS buckets (masked down when trained). */
@@ -62,6 +92,9 @@ export interface Store {
   /** DENSE then VADER_DENSE per text. */
   dense: Float64Array;
   flagged: Uint8Array;
+  /** The embedding layer's inputs of text i: sub[subOffsets[i] .. subOffsets[i + 1]). */
+  subOffsets: Int32Array;
+  sub: Int32Array;
 }
 
 export const MAX_BITS = 20;
@@ -74,6 +107,9 @@ export function featureStore(texts: readonly string[], opts: FeatureOptions): St
   let value = new Float32Array(texts.length * 48);
   const dense = new Float64Array(texts.length * STRIDE);
   const flagged = new Uint8Array(texts.length);
+  const subOffsets = new Int32Array(texts.length + 1);
+  let sub = new Int32Array(opts.subwords ? texts.length * 64 : 0);
+  let atSub = 0;
   let at = 0;
   for (const [i, text] of texts.entries()) {
     featurize(text, MAX_BITS, buf, opts);
@@ -93,12 +129,30 @@ export function featureStore(texts: readonly string[], opts: FeatureOptions): St
     offsets[i + 1] = at;
     dense.set(buf.dense.subarray(0, STRIDE), i * STRIDE);
     flagged[i] = readFlag(text) ? 1 : 0;
+    if (atSub + buf.ns > sub.length) {
+      const ns = new Int32Array(Math.max(sub.length * 2, atSub + buf.ns));
+      ns.set(sub);
+      sub = ns;
+    }
+    sub.set(buf.sub.subarray(0, buf.ns), atSub);
+    atSub += buf.ns;
+    subOffsets[i + 1] = atSub;
   }
-  return { offsets, index: index.slice(0, at), value: value.slice(0, at), dense, flagged };
+  return {
+    offsets,
+    index: index.slice(0, at),
+    value: value.slice(0, at),
+    dense,
+    flagged,
+    subOffsets,
+    sub: sub.slice(0, atSub),
+  };
 }
 
 /** Text i of the store as a FeatureBuffer for `logits`, its buckets masked to 2^bits. */
 export function view(store: Store, i: number, bits: number, scratch: Int32Array): FeatureBuffer {
+  const subFrom = store.subOffsets[i] as number;
+  const subTo = store.subOffsets[i + 1] as number;
   const from = store.offsets[i] as number;
   const to = store.offsets[i + 1] as number;
   const mask = (1 << bits) - 1;
@@ -109,8 +163,13 @@ export function view(store: Store, i: number, bits: number, scratch: Int32Array)
     n: to - from,
     dense: store.dense.subarray(i * STRIDE, (i + 1) * STRIDE),
     negation: new Float64Array(0),
+    sub: store.sub.subarray(subFrom, subTo),
+    ns: subTo - subFrom,
+    hidden: viewHidden,
   };
 }
+
+const viewHidden = new Float64Array(MAX_EMBEDDING_DIM);
 
 /** Each corpus weighs size^−balance, each class within a corpus alike; mean weight 1. */
 export function rowWeights(examples: readonly Example[], rows: readonly number[], balance: number): Float64Array {
@@ -132,7 +191,16 @@ export function rowWeights(examples: readonly Example[], rows: readonly number[]
   return Float64Array.from(raw, (w) => w / mean);
 }
 
+/** Embedding rows drawn uniformly from ±1/dim (fastText's start), the output matrix at 0. */
+function newEmbedding(s: Settings): Embedding {
+  const draw = rng(7);
+  const table = new Float32Array((1 << s.embBits) * s.embDim);
+  for (let j = 0; j < table.length; j++) table[j] = (draw() * 2 - 1) / s.embDim;
+  return { bits: s.embBits, dim: s.embDim, table, scale: 1, out: new Float64Array(s.embDim * CLASSES) };
+}
+
 export const newModel = (s: Settings): LinearModel => ({
+  ...(s.embDim > 0 ? { embedding: newEmbedding(s) } : {}),
   bits: s.bits,
   weights: new Float32Array((1 << s.bits) * CLASSES),
   scale: [1, 1, 1],
@@ -158,7 +226,19 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
   const draw = rng(42);
   const z = new Float64Array(3);
   const scratch = new Int32Array(8192);
+  const keptValue = new Float32Array(8192);
   const grad = [0, 0, 0];
+  const emb = model.embedding;
+  const h = new Float64Array(MAX_EMBEDDING_DIM);
+  const dh = new Float64Array(MAX_EMBEDDING_DIM);
+  const steps = (s.epochs - 1) * order.length;
+  const corpusIndex = new Map<string, number>();
+  for (const r of rows) {
+    const c = (examples[r] as Example).corpus;
+    if (!corpusIndex.has(c)) corpusIndex.set(c, corpusIndex.size);
+  }
+  const adapt = s.adapt > 0 ? corpusCopies(corpusIndex.size, s) : undefined;
+  let step = 0;
   for (let epoch = 0; epoch < s.epochs; epoch++) {
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(draw() * (i + 1));
@@ -169,8 +249,22 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
     for (const o of order) {
       const r = rows[o] as number;
       const f = view(store, r, s.bits, scratch);
-      if (epoch === 0) f.n = 0;
+      if (epoch === 0) {
+        f.n = 0;
+        f.ns = 0;
+      } else if (s.dropout > 0) {
+        let kept = 0;
+        for (let k = 0; k < f.n; k++) {
+          if (draw() < s.dropout) continue;
+          scratch[kept] = f.index[k] as number;
+          keptValue[kept++] = (f.value[k] as number) / (1 - s.dropout);
+        }
+        f.n = kept;
+        f.value = keptValue;
+      }
       logits(model, f, z);
+      const own = corpusIndex.get((examples[r] as Example).corpus) as number;
+      if (adapt) adapt.add(own, f, z);
       calibrated(model, z);
       const y = (examples[r] as Example).label;
       const sw = weight[o] as number;
@@ -181,6 +275,26 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
         for (let c = 0; c < 3; c++) {
           const at = base + c;
           w[at] = (w[at] as number) - s.sparseLr * ((grad[c] as number) * x + s.l2 * (w[at] as number));
+        }
+      }
+      if (adapt) adapt.step(own, f, grad);
+      if (emb && f.ns > 0) {
+        const lr = s.embLr * Math.max(0, 1 - step++ / steps);
+        const dim = emb.dim;
+        embed(emb, f, h);
+        const o = emb.out;
+        for (let d = 0; d < dim; d++) {
+          let g = 0;
+          for (let c = 0; c < 3; c++) g += (o[d * 3 + c] as number) * (grad[c] as number);
+          dh[d] = (lr * g) / f.ns;
+          for (let c = 0; c < 3; c++)
+            o[d * 3 + c] = (o[d * 3 + c] as number) - lr * (grad[c] as number) * (h[d] as number);
+        }
+        const mask = (1 << emb.bits) - 1;
+        const t = emb.table;
+        for (let k = 0; k < f.ns; k++) {
+          const base = ((f.sub[k] as number) & mask) * dim;
+          for (let d = 0; d < dim; d++) t[base + d] = (t[base + d] as number) - (dh[d] as number);
         }
       }
       for (let d = 0; d < STRIDE; d++) {
@@ -198,6 +312,47 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
   return model;
 }
 
+/** Each corpus's copy of the sparse and dense weights (Settings.adapt), used in training only. */
+function corpusCopies(corpora: number, s: Settings) {
+  const size = (1 << s.bits) * CLASSES;
+  const sparse = new Float32Array(corpora * size);
+  const dense = new Float64Array(corpora * STRIDE * CLASSES);
+  const g2 = new Float64Array(dense.length);
+  const a = s.adapt;
+  return {
+    add(k: number, f: FeatureBuffer, z: Float64Array) {
+      for (let j = 0; j < f.n; j++) {
+        const base = k * size + (f.index[j] as number) * 3;
+        const x = a * (f.value[j] as number);
+        for (let c = 0; c < 3; c++) z[c] = (z[c] as number) + (sparse[base + c] as number) * x;
+      }
+      for (let d = 0; d < STRIDE; d++) {
+        const x = a * (f.dense[d] as number);
+        for (let c = 0; c < 3; c++) z[c] = (z[c] as number) + (dense[(k * STRIDE + d) * 3 + c] as number) * x;
+      }
+    },
+    step(k: number, f: FeatureBuffer, grad: readonly number[]) {
+      for (let j = 0; j < f.n; j++) {
+        const base = k * size + (f.index[j] as number) * 3;
+        const x = a * (f.value[j] as number);
+        for (let c = 0; c < 3; c++)
+          sparse[base + c] =
+            (sparse[base + c] as number) - s.sparseLr * ((grad[c] as number) * x + s.l2 * (sparse[base + c] as number));
+      }
+      for (let d = 0; d < STRIDE; d++) {
+        const x = a * (f.dense[d] as number);
+        if (x === 0) continue;
+        for (let c = 0; c < 3; c++) {
+          const at = (k * STRIDE + d) * 3 + c;
+          const gr = (grad[c] as number) * x;
+          g2[at] = (g2[at] as number) + gr * gr;
+          dense[at] = (dense[at] as number) - (0.2 * gr) / Math.sqrt((g2[at] as number) + 1e-8);
+        }
+      }
+    },
+  };
+}
+
 /** Int8 weights with a per-class scale mapping the 99.99th percentile of |w| to 127 (the few beyond are clipped). */
 export function quantise(model: LinearModel): LinearModel {
   const w = model.weights;
@@ -212,7 +367,12 @@ export function quantise(model: LinearModel): LinearModel {
     scale[c] = sc;
     for (let j = c; j < w.length; j += 3) q[j] = Math.max(-127, Math.min(127, Math.round((w[j] as number) / sc)));
   }
-  return { ...model, weights: q, scale };
+  const e = model.embedding;
+  if (!e || e.table instanceof Int8Array) return { ...model, weights: q, scale };
+  const mags = Float32Array.from(e.table, Math.abs).sort();
+  const es = (mags[Math.floor(mags.length * 0.9999)] as number) / 127 || 1;
+  const table = Int8Array.from(e.table, (x) => Math.max(-127, Math.min(127, Math.round(x / es))));
+  return { ...model, weights: q, scale, embedding: { ...e, table, scale: e.scale * es } };
 }
 
 /** Raw logits (before calibration) of `rows`. */

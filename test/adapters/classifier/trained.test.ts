@@ -1,7 +1,13 @@
 import { statSync } from "node:fs";
 import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../../src/adapters/classifier/features.js";
+import {
+  DEFAULT_FEATURES,
+  DENSE,
+  featureBuffer,
+  featurize,
+  VADER_DENSE,
+} from "../../../src/adapters/classifier/features.js";
 import { calibrated, logits, predict } from "../../../src/adapters/classifier/linear-model.js";
 import {
   decodeModel,
@@ -129,6 +135,46 @@ describe("the weights file", () => {
     const bytes = encodeModel(loadShippedModel());
     expect(() => decodeModel(Buffer.from("not a model at all"))).toThrow("not a sentiment model file");
     expect(() => decodeModel(bytes.subarray(0, bytes.length - 1))).toThrow("truncated");
+  });
+
+  it("carries an embedding layer, whose mean row of the text's words and character n-grams adds to the logits", () => {
+    const model = loadShippedModel();
+    const features = { ...DEFAULT_FEATURES, ...model.features, subwords: true };
+    const table = Int8Array.from({ length: 2 << 4 }, (_, j) => (j % 7) - 3);
+    const embedding = { bits: 4, dim: 2, table, scale: 0.5, out: Float64Array.from([1, 0, -1, 0.5, 0, -0.5]) };
+    const withLayer = { ...model, features, embedding };
+    const again = decodeModel(encodeModel(withLayer));
+    expect(again.embedding).toEqual(embedding);
+    expect(encodeModel(again).equals(encodeModel(withLayer))).toBe(true);
+    const buf = featureBuffer();
+    featurize("not a great day", model.bits, buf, features);
+    // the words, the bigrams and the 3- to 5-grams of "<not>", "<a>", "<great>", "<day>"
+    expect(buf.ns).toBe(4 + 3 + 6 + 1 + 12 + 6);
+    const h = [0, 0];
+    for (let k = 0; k < buf.ns; k++)
+      for (let d = 0; d < 2; d++) h[d] = (h[d] as number) + (table[((buf.sub[k] as number) & 15) * 2 + d] as number);
+    const [h0, h1] = h.map((x) => (x * 0.5) / buf.ns) as [number, number];
+    const plain = new Float64Array(3);
+    const z = new Float64Array(3);
+    logits({ ...model, features }, buf, plain);
+    logits(again, buf, z);
+    expect(z[0]).toBeCloseTo((plain[0] as number) + h0 + 0.5 * h1, 12);
+    expect(z[1]).toBeCloseTo(plain[1] as number, 12);
+    expect(z[2]).toBeCloseTo((plain[2] as number) - h0 - 0.5 * h1, 12);
+    const wide = encodeModel({ ...withLayer, embedding: { ...embedding, dim: 65, table: new Int8Array(65 << 4) } });
+    expect(() => decodeModel(wide)).toThrow(/wider/);
+  });
+
+  it("with skipUrls a web address makes no words", () => {
+    const opts = { negation: "window" as const, bigrams: true, charGrams: false, skipUrls: true };
+    const sparse = (text: string, o: typeof opts) => {
+      const buf = featureBuffer();
+      featurize(text, 18, buf, o);
+      return [...buf.index.subarray(0, buf.n)];
+    };
+    const url = "Shares up 4% https://t.co/AZQ6aJrAQM today";
+    expect(sparse(url, opts)).toEqual(sparse("Shares up 4% today", opts));
+    expect(sparse(url, { ...opts, skipUrls: false })).not.toEqual(sparse("Shares up 4% today", opts));
   });
 
   it("the classifier reads the file it is given", async () => {
