@@ -59,6 +59,12 @@ export interface Settings {
    * 0 = none; else the copies' feature value (1: as the shared ones).
    */
   adapt: number;
+  /** Seed of the training order (and of dropout): runs differing only in it show the noise. */
+  seed: number;
+  /** The mean of this many models, trained with seeds seed, seed + 1, …: still one linear model. */
+  seeds: number;
+  /** The sparse step decays linearly to 0 over the epochs after the first. */
+  decay: boolean;
 }
 
 /** The mean of linear models' weights (float, before quantisation): one linear model. */
@@ -217,13 +223,19 @@ export const newModel = (s: Settings): LinearModel => ({
  * the sparse ones; the first epoch fits the dense (lexicon and VADER) features alone.
  */
 export function train(store: Store, examples: readonly Example[], rows: readonly number[], s: Settings): LinearModel {
+  if (s.seeds <= 1) return trainOnce(store, examples, rows, s);
+  const runs = Array.from({ length: s.seeds }, (_, k) => trainOnce(store, examples, rows, { ...s, seed: s.seed + k }));
+  return meanModel(runs);
+}
+
+function trainOnce(store: Store, examples: readonly Example[], rows: readonly number[], s: Settings): LinearModel {
   const model = newModel(s);
   const w = model.weights;
   const dense = model.dense;
   const dg2 = new Float64Array(dense.length);
   const weight = rowWeights(examples, rows, s.balance);
   const order = Int32Array.from(rows.keys());
-  const draw = rng(42);
+  const draw = rng(s.seed);
   const z = new Float64Array(3);
   const scratch = new Int32Array(8192);
   const keptValue = new Float32Array(8192);
@@ -239,6 +251,7 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
   }
   const adapt = s.adapt > 0 ? corpusCopies(corpusIndex.size, s) : undefined;
   let step = 0;
+  let seen = 0;
   for (let epoch = 0; epoch < s.epochs; epoch++) {
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(draw() * (i + 1));
@@ -262,6 +275,7 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
         f.n = kept;
         f.value = keptValue;
       }
+      const sparseLr = s.decay && epoch > 0 ? s.sparseLr * Math.max(0, 1 - seen++ / steps) : s.sparseLr;
       logits(model, f, z);
       const own = corpusIndex.get((examples[r] as Example).corpus) as number;
       if (adapt) adapt.add(own, f, z);
@@ -274,7 +288,7 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
         const x = f.value[k] as number;
         for (let c = 0; c < 3; c++) {
           const at = base + c;
-          w[at] = (w[at] as number) - s.sparseLr * ((grad[c] as number) * x + s.l2 * (w[at] as number));
+          w[at] = (w[at] as number) - sparseLr * ((grad[c] as number) * x + s.l2 * (w[at] as number));
         }
       }
       if (adapt) adapt.step(own, f, grad);

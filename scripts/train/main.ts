@@ -21,7 +21,9 @@
  * --chargrams=0|1 --market=0|1 --calmix=W
  * --calbalance=X --ensemble=0|1 --skipurls=0|1, the embedding layer --embdim=N (0: none)
  * --embbits=N --emblr=X, --dropout=X (sparse features dropped in training) and --adapt=X (each
- * corpus's own copy of the weights in training) (defaults: SHIPPED below).
+ * corpus's own copy of the weights in training), --seed=N (the training order's), --seeds=K (the
+ * mean of K models trained in K orders), --decay=0|1 (the sparse step decays to 0) (defaults:
+ * SHIPPED below).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -62,6 +64,9 @@ export const SHIPPED: Settings = {
   embLr: 0.2,
   dropout: 0,
   adapt: 0,
+  seed: 42,
+  seeds: 1,
+  decay: false,
 };
 
 const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -90,6 +95,9 @@ function settings(argv: readonly string[]): Settings {
     embLr: num("emblr", SHIPPED.embLr),
     dropout: num("dropout", SHIPPED.dropout),
     adapt: num("adapt", SHIPPED.adapt),
+    seed: num("seed", SHIPPED.seed),
+    seeds: num("seeds", SHIPPED.seeds),
+    decay: num("decay", SHIPPED.decay ? 1 : 0) === 1,
   };
 }
 
