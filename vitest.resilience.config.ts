@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config";
  * `propertyRuns` is listed (test/suites.test.ts holds the list to that).
  */
 export const PROPERTY_TESTS = [
+  "src/features/moon/moon-sky.test.ts",
   "src/features/shared/geo-time.test.ts",
   "test/adapters/classifier/readable.test.ts",
   "test/contact/injection.test.ts",
