@@ -13,17 +13,12 @@
 import autocannon from "autocannon";
 import { cpuMs } from "./procs.js";
 import { stallWatch } from "./server-stalls.js";
-import { buildBundle, type Server, startAlmanac, startYardstick } from "./servers.js";
+import { buildBundle, envList, type Server, startAlmanac, startYardstick } from "./servers.js";
 
 const PATH = process.argv[2] ?? "/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12";
 const ROUNDS = Number(process.env.RATIO_ROUNDS ?? 7);
 const REQUESTS = Number(process.env.RATIO_REQUESTS ?? 20_000);
-const ENV = Object.fromEntries(
-  (process.env.RATIO_ENV ?? "ANSWER_CACHE_MB=0")
-    .split(",")
-    .filter(Boolean)
-    .map((kv) => kv.split("=", 2) as [string, string]),
-);
+const ENV = envList(process.env.RATIO_ENV ?? "ANSWER_CACHE_MB=0");
 
 const DAY_MS = 86_400_000;
 const FIRST_DAY = Date.UTC(2000, 0, 1);

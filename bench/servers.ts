@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,13 +50,39 @@ export async function startYardstick(): Promise<Server> {
   return { name: "yardstick", url, child, startMs, env: {}, close: child.stop };
 }
 
+/**
+ * The Node flags `npm start` passes to `bin/almanac.js serve` (package.json's start script), so
+ * every bench server runs as `npm start` would.
+ */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    scripts: { start: string };
+  };
+  const flags = /^node((?: --\S+)*) bin\/almanac\.js serve$/.exec(pkg.scripts.start)?.[1];
+  if (flags === undefined) throw new Error(`package.json's start script is not node [flags] bin/almanac.js serve`);
+  return flags.split(" ").filter(Boolean);
+}
+
+/** `NAME=VALUE,NAME=VALUE` (each split at its first `=`) as an environment for a bench server. */
+export function envList(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split(",")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+}
+
 export interface AlmanacOptions {
   env?: Record<string, string>;
   /** Writes a V8 CPU profile into this directory when the server exits. */
   cpuProfDir?: string;
 }
 
-/** `node bin/almanac.js serve` with its own temp DATA_DIR, logs at warn and the demo limit raised. */
+/**
+ * `node bin/almanac.js serve` with `npm start`'s Node flags (then BENCH_NODE_FLAGS, which win), its
+ * own temp DATA_DIR, logs at warn and the demo limit raised.
+ */
 export async function startAlmanac(opts: AlmanacOptions = {}): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), "almanac-bench-"));
   const port = await freePort();
@@ -75,7 +101,7 @@ export async function startAlmanac(opts: AlmanacOptions = {}): Promise<Server> {
   // Node 20 refuses --cpu-prof in NODE_OPTIONS, so it goes on the command line.
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const child = spawnNode([...prof, ...flags, "bin/almanac.js", "serve"], env);
+  const child = spawnNode([...prof, ...startFlags(), ...flags, "bin/almanac.js", "serve"], env);
   const url = `http://127.0.0.1:${port}`;
   const startMs = await waitFor200(`${url}/healthz`, child, since);
   return {
