@@ -90,7 +90,7 @@ const EnvSchema = z.object({
   CONTACT_PENDING_GRACE_MS: optional(int(1000, 86_400_000)).default(300_000),
   CONTACT_RETRY_BASE_MS: optional(int(100, 86_400_000)).default(60_000),
   CONTACT_MAX_ATTEMPTS: optional(int(1, 100)).default(8),
-  IDEMPOTENCY_LEASE_MS: optional(int(100, 600_000)).default(30_000),
+  IDEMPOTENCY_LEASE_MS: optional(int(100, 600_000)).default(6000),
   IDEMPOTENCY_WAIT_MS: optional(int(0, 60_000)).default(5000),
   POSTCODES_BASE_URL: optional(httpUrl).default("https://api.postcodes.io"),
   OPEN_METEO_BASE_URL: optional(httpUrl).default("https://api.open-meteo.com"),

@@ -12,7 +12,7 @@ import { type ServerProcess, spawnServer } from "../helpers/process.js";
 
 const USES = 10;
 const SHORT_LEASE = { IDEMPOTENCY_LEASE_MS: "1000", IDEMPOTENCY_WAIT_MS: "20000" };
-/** IDEMPOTENCY_LEASE_MS and IDEMPOTENCY_WAIT_MS left at their defaults (30 s, 5 s). */
+/** IDEMPOTENCY_LEASE_MS and IDEMPOTENCY_WAIT_MS left at their defaults (6 s, 5 s). */
 const DEFAULT_LEASE = {};
 
 let provider: FakeClassifierProvider;
@@ -90,6 +90,20 @@ async function retryRuns(next: ServerProcess, key: string, id: string) {
   expect(await remainingOf(keys, id)).toBe(USES - 1);
 }
 
+/**
+ * A client retrying after a crash: each retry waits for the claim (IDEMPOTENCY_WAIT_MS), and after
+ * a 409 it retries as its Retry-After says, until `withinMs` has passed since `since`. The answers.
+ */
+async function retryAsAClientWould(next: ServerProcess, key: string, since: number, withinMs: number) {
+  const statuses: number[] = [];
+  for (;;) {
+    const res = await post(next, key);
+    statuses.push(res.status);
+    if (res.status !== 409 || Date.now() - since > withinMs) return { res, statuses };
+    await new Promise((r) => setTimeout(r, Number(res.headers.get("retry-after") ?? "1") * 1000));
+  }
+}
+
 describe("a request cut mid-job does not lock its Idempotency-Key, nor charge twice", () => {
   it("kill -9 mid-job: once the lease has run out, a retry on another process takes over, uncharged", async () => {
     const { key, id } = await keys.create({ name: "crash", permissions: [PERMISSION], remaining: USES });
@@ -101,6 +115,29 @@ describe("a request cut mid-job does not lock its Idempotency-Key, nor charge tw
     await retryRuns(await serve(), key, id);
   }, 120_000);
 
+  it("kill -9 mid-job on the default lease: a client retrying on another process gets its answer within 10 s, charged once", async () => {
+    const { key, id } = await keys.create({ name: "crash-default", permissions: [PERMISSION], remaining: USES });
+    const first = await serve(DEFAULT_LEASE);
+    const other = await serve(DEFAULT_LEASE);
+    const { cut } = await cutMidJob(first, key, id);
+    first.proc.kill("SIGKILL");
+    await first.exited;
+    const killedAt = Date.now();
+    expect(await cut).toBeInstanceOf(Error);
+    provider.release();
+    // The dead holder's claim is locked (409 with Retry-After) only until its lease runs out.
+    const { res, statuses } = await retryAsAClientWould(other, key, killedAt, 10_000);
+    expect([res.status, res.headers.get("idempotent-replayed"), statuses.filter((s) => s !== 409)]).toEqual([
+      200,
+      null,
+      [200],
+    ]);
+    expect(await remainingOf(keys, id)).toBe(USES - 1);
+    const replay = await post(other, key);
+    expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(await remainingOf(keys, id)).toBe(USES - 1);
+  }, 120_000);
+
   it("SIGTERM with the job still running at SHUTDOWN_TIMEOUT_MS: its use is given back and its key freed before exit, default lease", async () => {
     const { key, id } = await keys.create({ name: "drain", permissions: [PERMISSION], remaining: USES });
     const first = await serve({ ...DEFAULT_LEASE, SHUTDOWN_TIMEOUT_MS: "500" });
@@ -109,7 +146,7 @@ describe("a request cut mid-job does not lock its Idempotency-Key, nor charge tw
     first.proc.kill("SIGTERM");
     expect(await first.exited).toBe(0);
     expect(await cut).toBeInstanceOf(Error);
-    // Paid back by the time the process is gone, not when its 30 s lease would have run out.
+    // Paid back by the time the process is gone, not when its lease would have run out.
     expect(await remainingOf(keys, id)).toBe(USES);
     // The retry on the instance still running runs the job at once (no 409 "still in progress").
     await retryRuns(other, key, id);

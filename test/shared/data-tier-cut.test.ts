@@ -23,7 +23,7 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
   let front: FaultFront;
   let smtp: SmtpTestServer;
   let t: TestApp;
-  /** The same on the default lease (30 s): a retry that waited for it would get 409s for half a minute. */
+  /** The same on the default lease (6 s): a retry that waited for it would get 409s until it ran out. */
   let t30: TestApp;
   /**
    * Where the next request is cut: in its key's verification, right after its charging statement

@@ -3,7 +3,15 @@ import { ExpiredRowsSweep } from "../../src/db/expired-rows.js";
 import { IDEMPOTENCY_EXPIRY, IDEMPOTENCY_TTL_MS } from "../../src/db/idempotency.js";
 import { IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { FakeClassifierProvider } from "../fakes/classifier-provider.js";
-import { errorOf, type TestApp, type TestServer, testApp, testServer, withTwoInstances } from "../helpers/app.js";
+import {
+  errorOf,
+  keysOver,
+  type TestApp,
+  type TestServer,
+  testApp,
+  testServer,
+  withTwoInstances,
+} from "../helpers/app.js";
 import { DATABASE_URL, freshPostgresUrl, skipReason } from "../helpers/env.js";
 import { bearer, classify, PERMISSION, remainingOf, unkeyHarness, until } from "../helpers/key-stores.js";
 
@@ -258,4 +266,134 @@ describe("claims older than 24 h are swept (the expired-rows sweep main.ts runs)
       await schema?.drop();
     }
   });
+});
+
+/** A promise and the function that settles it. */
+function gate() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+/**
+ * A holder that outlives its lease, as a process whose event loop stalls longer than
+ * IDEMPOTENCY_LEASE_MS (or whose data tier is away that long) does: its renewals do not land, a
+ * retry takes the claim over, and the holder carries on afterwards. Every write of the holder is
+ * guarded by its owner id, and the charge is on the claim, so the key is still charged once and the
+ * stored answer is the one the retry stored.
+ */
+describe("a holder that outlives its lease while a retry takes its claim over: charged once", () => {
+  const LEASE = "300";
+  const pastTheLease = () => new Promise((r) => setTimeout(r, 450));
+
+  /** The app whose renewals never land, and whose first charged verification or first job waits for `hold`. */
+  async function stalledApp(pg: boolean, at: "verify" | "job", hold: Promise<void>, jobFails = false) {
+    const schema = pg ? await freshPostgresUrl() : undefined;
+    let first = true;
+    const once = () => {
+      const was = first;
+      first = false;
+      return was;
+    };
+    const t = await testApp({ IDEMPOTENCY_LEASE_MS: LEASE, ...(schema && { DATABASE_URL: schema.url }) }, (built) => ({
+      idempotency: new Proxy(built.idempotency, {
+        get: (target, prop) =>
+          prop === "renew" ? async () => true : (Reflect.get(target, prop) as () => unknown).bind(target),
+      }),
+      keys:
+        at === "verify"
+          ? keysOver(built, {
+              verify: async (key, permission, opts) => {
+                if ((opts?.cost ?? 1) > 0 && once()) await hold;
+                return built.keys.verify(key, permission, opts);
+              },
+              refund: (id, uses, refund) => built.keys.refund(id, uses, refund),
+            })
+          : built.keys,
+      classifier: new Proxy(built.classifier, {
+        get: (target, prop, receiver) =>
+          prop !== "classify"
+            ? Reflect.get(target, prop, receiver)
+            : async (texts: readonly string[]) => {
+                if (at !== "job" || !once()) return target.classify(texts);
+                await hold;
+                return jobFails ? { ok: false as const, detail: "failed after its stall" } : target.classify(texts);
+              },
+      }),
+    }));
+    return {
+      t,
+      close: async () => {
+        await t.close();
+        await schema?.drop();
+      },
+    };
+  }
+
+  const both = ["SQLite", ...(DATABASE_URL ? ["PostgreSQL"] : [])];
+
+  it.each(
+    both.flatMap((db) => [
+      [db, "succeeds", 200],
+      [db, "fails", 502],
+    ]),
+  )(
+    "charged, then stalled in its job (%s), which then %s: the retry runs free and its answer stands; the holder gives nothing back",
+    async (db, then, holderStatus) => {
+      const hold = gate();
+      const { t, close } = await stalledApp(db === "PostgreSQL", "job", hold.opened, then === "fails");
+      try {
+        const { key, id } = await newKey(t);
+        const headers = { ...bearer(key), "Idempotency-Key": `stalled-job-${db}-${then}` };
+        const holder = classify(t, ["so good"], headers);
+        await until(
+          () => remainingOf(t.deps.keys, id),
+          (n) => n === USES - 1,
+        );
+        await pastTheLease();
+        const retry = await classify(t, ["so good"], headers);
+        expect([retry.status, replayed(retry)]).toEqual([200, false]);
+        hold.open();
+        expect((await holder).status).toBe(holderStatus);
+        await new Promise((r) => setTimeout(r, 300)); // any undo the holder would run has run
+        expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+        // The holder's late answer (or failure) is not stored over the retry's.
+        const replay = await classify(t, ["so good"], headers);
+        expect([replay.status, replayed(replay), await replay.text()]).toEqual([200, true, await retry.text()]);
+      } finally {
+        hold.open();
+        await close();
+      }
+    },
+  );
+
+  it.each(both)(
+    "stalled before its charge (%s): the retry pays; the holder's late charge is given back, 409",
+    async (db) => {
+      const hold = gate();
+      const { t, close } = await stalledApp(db === "PostgreSQL", "verify", hold.opened);
+      try {
+        const { key, id } = await newKey(t);
+        const headers = { ...bearer(key), "Idempotency-Key": `stalled-verify-${db}` };
+        // A key already in use (a first call of a new key holds the others with it until its verdict).
+        expect((await classify(t, [], bearer(key))).status).toBe(400);
+        const holder = classify(t, ["so good"], headers);
+        await pastTheLease();
+        const retry = await classify(t, ["so good"], headers);
+        expect([retry.status, replayed(retry)]).toEqual([200, false]);
+        expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+        hold.open();
+        const late = await holder;
+        expect([late.status, Number(late.headers.get("retry-after")) > 0]).toEqual([409, true]);
+        expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
+        const replay = await classify(t, ["so good"], headers);
+        expect([replay.status, replayed(replay)]).toEqual([200, true]);
+      } finally {
+        hold.open();
+        await close();
+      }
+    },
+  );
 });
