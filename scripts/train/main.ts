@@ -65,8 +65,8 @@ export const SHIPPED: Settings = {
   dropout: 0,
   adapt: 0,
   seed: 42,
-  seeds: 1,
-  decay: false,
+  seeds: 3,
+  decay: true,
 };
 
 const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];

@@ -5,7 +5,7 @@ import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
 export const MODEL_NAME = "almanac-sentiment-lr";
-export const MODEL_VERSION = "2.1.0";
+export const MODEL_VERSION = "2.2.0";
 
 const MAGIC = "ALSENT01";
 

@@ -3198,7 +3198,7 @@ export interface operations {
                      *       "model": {
                      *         "provider": "embedded",
                      *         "name": "almanac-sentiment-lr",
-                     *         "version": "2.1.0"
+                     *         "version": "2.2.0"
                      *       },
                      *       "labels": [
                      *         "positive",
@@ -3209,31 +3209,31 @@ export interface operations {
                      *         {
                      *           "index": 0,
                      *           "label": "positive",
-                     *           "confidence": 0.9744564107918207,
+                     *           "confidence": 0.978582479064386,
                      *           "scores": {
-                     *             "positive": 0.9744564107918207,
-                     *             "neutral": 0.02417693208799663,
-                     *             "negative": 0.0013666571201825432
+                     *             "positive": 0.978582479064386,
+                     *             "neutral": 0.019859071619854583,
+                     *             "negative": 0.0015584493157592967
                      *           }
                      *         },
                      *         {
                      *           "index": 1,
                      *           "label": "neutral",
-                     *           "confidence": 0.5304557360591831,
+                     *           "confidence": 0.5222377574576088,
                      *           "scores": {
-                     *             "positive": 0.22211837719506064,
-                     *             "neutral": 0.5304557360591831,
-                     *             "negative": 0.24742588674575633
+                     *             "positive": 0.24494862681841353,
+                     *             "neutral": 0.5222377574576088,
+                     *             "negative": 0.23281361572397763
                      *           }
                      *         },
                      *         {
                      *           "index": 2,
                      *           "label": "negative",
-                     *           "confidence": 0.7294568941724927,
+                     *           "confidence": 0.7397303414427252,
                      *           "scores": {
-                     *             "positive": 0.11538832001466326,
-                     *             "neutral": 0.15515478581284403,
-                     *             "negative": 0.7294568941724927
+                     *             "positive": 0.11774765303547174,
+                     *             "neutral": 0.14252200552180305,
+                     *             "negative": 0.7397303414427252
                      *           }
                      *         }
                      *       ],
