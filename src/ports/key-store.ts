@@ -193,4 +193,16 @@ export interface Refund {
    * operator's `keys update --remaining`, a plan change) are the new count, and get nothing back.
    */
   chargedAt?: string;
+  /**
+   * The account pool (`AccountRow.pool`) the store spent the call's uses from with the key's
+   * (`account.spent`): given back with them. A store that spends no pools ignores it.
+   */
+  pool?: string;
+  /**
+   * The Idempotency-Key claim the store recorded the call's charge on (`claimCharged`): the record
+   * is cleared with the give-back, in one transaction, so the claim never says the call was paid
+   * once its uses are back (a request taking the claim over pays). Ignored by a store that records
+   * nothing.
+   */
+  claim?: ChargeClaim;
 }

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AppDeps } from "../../src/deps.js";
 import { createContactOutbox } from "../../src/features/contact/outbox.js";
@@ -5,6 +6,7 @@ import type { Classifier } from "../../src/ports/classifier.js";
 import { keysOver, type TestApp, testApp } from "../helpers/app.js";
 import { freshPostgresUrl, skipReason } from "../helpers/env.js";
 import { bearer, classify, PERMISSION, remainingOf, until } from "../helpers/key-stores.js";
+import { expectValue } from "../helpers/result.js";
 import { FaultFront } from "../resilience/support.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 
@@ -28,9 +30,10 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
   /**
    * Where the next request is cut: in its key's verification, right after its charging statement
    * committed (its answer lost on the way back, as when the connection drops after the commit),
-   * or in its job.
+   * right after its account's rate limit refused it and gave back what the charging statement spent
+   * (before the claim is released), or in its job.
    */
-  let cutAt: "verify" | "charged" | "job" | undefined;
+  let cutAt: "verify" | "charged" | "given-back" | "job" | undefined;
   const cut = () => {
     front.mode = "reset";
   };
@@ -63,6 +66,12 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
             cut();
             // What the embedded store answers when the connection drops before the statement's answer.
             return { kind: "unavailable", store: "embedded", detail: "Connection terminated unexpectedly" };
+          }
+          if (cutAt === "given-back" && (opts?.cost ?? 1) > 0) {
+            cutAt = undefined;
+            const refused = await built.keys.verify(key, permission, opts);
+            cut();
+            return refused;
           }
           return built.keys.verify(key, permission, opts);
         },
@@ -150,6 +159,43 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
       expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
     },
   );
+
+  it("cut after the account's rate limit refused a charged call and gave its uses back: the claim records no charge, so a retry taking it over pays", async () => {
+    const ak = t.deps.keys.accounts;
+    const stamp = `${Date.now()}`;
+    const owner = {
+      ownerId: `user_${stamp}`,
+      email: `refused-${stamp}@example.test`,
+      permissions: [PERMISSION],
+      expiresAt: null,
+    };
+    const { key, id } = expectValue(await ak.create({ ...owner, name: "refused" }));
+    expectValue(await ak.update(owner.ownerId, id, { remaining: 50 }));
+    const pool = await ak.poolOfAccount(owner.ownerId, owner.email);
+    const poolLeft = async () => (await ak.quotas.remaining(pool)) as number;
+    // The free plan's 10 calls a minute, spent.
+    for (let i = 0; i < 10; i++) expect((await classify(t, ["a good day"], bearer(key))).status).toBe(200);
+    const [keyBefore, poolBefore] = [await remainingOf(t.deps.keys, id), await poolLeft()];
+    const headers = { ...bearer(key), "Idempotency-Key": "refused-after-charge" };
+    cutAt = "given-back";
+    const refused = await classify(t, ["a good day"], headers);
+    expect([refused.status, ((await refused.json()) as { error: { reason: string } }).error.reason]).toEqual([
+      429,
+      "RATE_LIMITED",
+    ]);
+    // The database is away before the claim's release lands (as if this process died now): what
+    // a retry taking the claim over would find, read past the cut.
+    const direct = new pg.Client({ connectionString: schema.url });
+    await direct.connect();
+    try {
+      const claim = await direct.query("select charged from idempotency where key = $1", ["refused-after-charge"]);
+      expect(claim.rows.map((r) => Number(r.charged))).toEqual([0]);
+    } finally {
+      await direct.end();
+    }
+    front.mode = "pass";
+    expect([await remainingOf(t.deps.keys, id), await poolLeft()]).toEqual([keyBefore, poolBefore]);
+  });
 
   it("cut in the job: the claim is released as soon as the database is back (no 409 until the lease ends); charged once", async () => {
     const { key, id } = await newKey(t30);

@@ -38,8 +38,8 @@ export interface PoolUses {
    * an unlimited pool (nothing spent).
    */
   take(row: AccountRow, cost: number, db?: Kysely<DB>): Promise<number | null | undefined>;
-  /** Gives back uses the store spent for a call it refused after all. */
-  credit(pool: string, uses: number): Promise<void>;
+  /** Gives back uses the store spent for a call refused after all; in `db` (a transaction) when given. */
+  credit(pool: string, uses: number, chargedAt?: string, db?: Kysely<DB>): Promise<void>;
 }
 
 /**
@@ -300,8 +300,8 @@ export class EmbeddedKeyStore implements KeyStore {
    * Gives back uses to the key that holds them (a no-op for a key without a count, or for a call
    * charged at `chargedAt` before its uses were last set: they are the new count).
    */
-  private async giveBack(holder: string, uses: number, chargedAt?: string): Promise<void> {
-    let q = this.db
+  private async giveBack(holder: string, uses: number, chargedAt?: string, db: Kysely<DB> = this.db): Promise<void> {
+    let q = db
       .updateTable("api_keys")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
       .where("id", "=", holder)
@@ -441,11 +441,20 @@ export class EmbeddedKeyStore implements KeyStore {
   }
 
   /** Gives back uses to the key that holds them (the first key of its rolls). */
+  /**
+   * Gives back `uses` to the key's count; with `refund.pool`, to that pool's too, and with
+   * `refund.claim`, clears the charge recorded on the claim: all in one transaction.
+   */
   async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
-    const row = await this.find(id);
-    if (!row) return false;
-    await this.giveBack(row.quota_of ?? row.id, uses, refund.chargedAt);
-    return true;
+    const giveBack = async (db: Kysely<DB>) => {
+      const row = await this.find(id, undefined, db);
+      if (!row) return false;
+      await this.giveBack(row.quota_of ?? row.id, uses, refund.chargedAt, db);
+      if (refund.pool !== undefined) await this.pools.credit(refund.pool, uses, refund.chargedAt, db);
+      if (refund.claim) await markChargedIn(db, refund.claim, refund.claim.owner, false).execute();
+      return true;
+    };
+    return refund.pool !== undefined || refund.claim ? this.db.transaction().execute(giveBack) : giveBack(this.db);
   }
 
   private async find(id: string, ownerId?: string | null, db: Kysely<DB> = this.db): Promise<KeyRow | undefined> {

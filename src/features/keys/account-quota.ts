@@ -198,9 +198,10 @@ export class AccountQuotas {
   /**
    * Gives back uses (a refund); nothing for an unlimited account, nor for a call charged
    * (`chargedAt`) before the account's uses were last set (a plan change: they are the new count).
+   * In `db` (a transaction) when given.
    */
-  async credit(ownerId: string, uses: number, chargedAt?: string): Promise<void> {
-    let q = this.db
+  async credit(ownerId: string, uses: number, chargedAt?: string, db: Kysely<DB> = this.db): Promise<void> {
+    let q = db
       .updateTable("account_quotas")
       .set((eb) => ({ remaining: eb("remaining", "+", uses) }))
       .where("owner_id", "=", ownerId)

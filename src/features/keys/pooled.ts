@@ -1,4 +1,11 @@
-import type { KeyRateLimitState, KeyVerification, KeyVerifier, Refund, VerifyOptions } from "../../ports/key-store.js";
+import type {
+  ChargeClaim,
+  KeyRateLimitState,
+  KeyVerification,
+  KeyVerifier,
+  Refund,
+  VerifyOptions,
+} from "../../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
 import { type AccountQuotas, fewer, type Pool } from "./account-quota.js";
 
@@ -28,7 +35,7 @@ export class Pooled implements KeyVerifier {
     // refused for uses can wait for it (see ratherRateLimited).
     const release = v.code === "VALID" && v.account && cost > 0 ? this.hold(v.account.pool) : undefined;
     try {
-      return await this.decide(v, cost, release);
+      return await this.decide(v, cost, release, opts.claim);
     } finally {
       release?.();
     }
@@ -38,6 +45,7 @@ export class Pooled implements KeyVerifier {
     v: KeyVerification & { kind: "verdict" },
     cost: number,
     release: (() => void) | undefined,
+    claim: ChargeClaim | undefined,
   ): Promise<KeyVerification> {
     if (v.code !== "VALID" || !v.keyId) {
       if (v.code !== "USAGE_EXCEEDED" || !v.keyId || cost === 0) return v;
@@ -77,8 +85,16 @@ export class Pooled implements KeyVerifier {
     const d = await this.limiter.consume(rule, pool.id);
     const ratelimit = tighter(v.ratelimit, accountState(rule, d));
     if (!d.allowed) {
+      const limited = { ...v, code: "RATE_LIMITED" as const, ratelimit };
+      // The store recorded the charge on the call's claim: it gives back what it spent and clears
+      // that record in one transaction, so a claim left behind (this process dies, the database
+      // goes away before the claim is released) never says "paid" for uses given back.
+      if (v.claimCharged && claim) {
+        await this.inner.refund(v.keyId, cost, { claim, ...(spent && { pool: pool.id }) });
+        return limited;
+      }
       if (spent) await this.quotas.credit(pool.id, cost);
-      return refuse({ ...v, code: "RATE_LIMITED" as const, ratelimit });
+      return refuse(limited);
     }
     return { ...v, remaining: fewer(v.remaining ?? null, remaining), ratelimit };
   }

@@ -93,6 +93,16 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
       expect(await store.verify(k.key, undefined, { claim: second })).toMatchObject({ code: "USAGE_EXCEEDED" });
       expect(await store.verify(k.key, undefined, { cost: 0, claim: second })).not.toHaveProperty("claimCharged");
       expect(await chargedOn(second)).toBe(0);
+      // A call refused after its charge (the account's rate limit): the refund naming its claim
+      // gives the use back and clears the record together.
+      const third = await hold({ scope: `s-${k.id}`, key: "third" });
+      await store.update(k.id, { remaining: 1 });
+      expect(await store.verify(k.key, undefined, { claim: third })).toMatchObject({ claimCharged: true });
+      expect(await chargedOn(third)).toBe(1);
+      expect(await store.refund(k.id, 1, { claim: third })).toBe(true);
+      expect([await chargedOn(third), (await store.list(undefined)).find((x) => x.id === k.id)?.remaining]).toEqual([
+        0, 1,
+      ]);
     }
   });
 
