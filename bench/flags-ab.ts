@@ -1,17 +1,19 @@
 /**
- * Node flags A/B by CPU: `node --import tsx bench/flags-ab.ts [path]` starts the yardstick and one
+ * Node flags A/B by CPU: `node --import tsx bench/flags-ab.ts [path | classify]` starts the yardstick and one
  * Almanac per configuration side by side, then in turns gives the yardstick and each Almanac the
  * same number of requests (autocannon, 50 connections): yardstick, A, yardstick, B, … `ROUNDS`
  * times. Each pair's ratio is the yardstick's CPU per request over Almanac's (as in
  * bench/cpu-ratio.ts), so every configuration meets the same background load; printed per
- * configuration as min / median / max, with the server's RSS after the last round.
+ * configuration as min / median / max, with the server's RSS after the last round. `classify`:
+ * `POST /v1/vibe/classify` with the bench's 20 texts and a key made for each server.
  * FLAGS_AB: `label=flags;label=flags` (flags added after `npm start`'s, a later flag wins; default:
  * `npm start` against Node 20's own young generation and old-generation growth). RATIO_ROUNDS
  * (7), RATIO_REQUESTS (20000), RATIO_ENV (extra server environment as NAME=VALUE,…; default none).
  */
 import autocannon from "autocannon";
+import { CLASSIFY_TEXTS } from "./fixtures.js";
 import { cpuMs, rssMb } from "./procs.js";
-import { buildBundle, envList, type Server, startAlmanac, startYardstick } from "./servers.js";
+import { buildBundle, createKey, envList, type Server, startAlmanac, startYardstick } from "./servers.js";
 
 const PATH = process.argv[2] ?? "/v1/moon?date=2025-06-01&lat=51.5&lon=-0.12";
 const ROUNDS = Number(process.env.RATIO_ROUNDS ?? 7);
@@ -23,9 +25,12 @@ const CONFIGS = (process.env.FLAGS_AB ?? DEFAULT_AB)
   .split(";")
   .map((c): [string, string] => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)]);
 
+/** What autocannon sends to each server: a GET of PATH, or a keyed classify call. */
+const requests = new Map<Server, autocannon.Options>();
+
 async function cpuPerRequest(server: Server, url: string): Promise<number> {
   const cpu0 = cpuMs(server.child.pid);
-  const r = await autocannon({ url, connections: 50, amount: REQUESTS });
+  const r = await autocannon({ ...requests.get(server), url, connections: 50, amount: REQUESTS });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return ((cpuMs(server.child.pid) - cpu0) * 1000) / r.requests.total;
 }
@@ -36,17 +41,34 @@ const servers: Server[] = [];
 const before = process.env.BENCH_NODE_FLAGS;
 for (const [, flags] of CONFIGS) {
   process.env.BENCH_NODE_FLAGS = `${before ?? ""} ${flags}`;
-  servers.push(await startAlmanac({ env: ENV }));
+  const server = await startAlmanac({ env: ENV });
+  servers.push(server);
+  if (PATH === "classify")
+    requests.set(server, {
+      url: `${server.url}/v1/vibe/classify`,
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${await createKey(server, "vibe.classify")}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ texts: CLASSIFY_TEXTS }),
+    });
 }
+const target = (s: Server) => (PATH === "classify" ? `${s.url}/v1/vibe/classify` : `${s.url}${PATH}`);
 const ratios = new Map<Server, number[]>(servers.map((s) => [s, []]));
 const rss = new Map<Server, number>();
 try {
   for (const s of [yardstick, ...servers])
-    await autocannon({ url: `${s.url}${s === yardstick ? "/" : PATH}`, connections: 50, amount: REQUESTS / 2 });
+    await autocannon({
+      ...requests.get(s),
+      url: s === yardstick ? `${s.url}/` : target(s),
+      connections: 50,
+      amount: REQUESTS / 2,
+    });
   for (let round = 0; round < ROUNDS; round++)
     for (const server of servers) {
       const y = await cpuPerRequest(yardstick, `${yardstick.url}/`);
-      ratios.get(server)?.push(y / (await cpuPerRequest(server, `${server.url}${PATH}`)));
+      ratios.get(server)?.push(y / (await cpuPerRequest(server, target(server))));
     }
   for (const server of servers) rss.set(server, rssMb(server.child.pid));
 } finally {
