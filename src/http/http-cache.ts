@@ -10,7 +10,6 @@
  * No `Vary`: the body depends on the URL alone (a key changes limits, never the answer).
  * Errors are never cached or tagged.
  */
-import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler, TypedResponse } from "hono";
 import { RETAINED_304_HEADERS } from "hono/etag";
 import { LRUCache } from "lru-cache";
@@ -82,7 +81,7 @@ export function httpCache(pinnedBy: string, maxAgeSec: number, now: () => Date):
       const method = c.req.method;
       if ((method === "GET" || method === "HEAD") && c.res.ok) {
         const own = c.res.headers.get("ETag");
-        const tag = own ?? `"${sha1OfBytes(await c.res.clone().arrayBuffer())}"`;
+        const tag = own ?? etagOf(new Uint8Array(await c.res.clone().arrayBuffer()));
         if (ifNoneMatch !== undefined && etagMatches(tag, ifNoneMatch)) {
           await c.res.body?.cancel();
           // As hono/etag answers it: the Context copies the 200's headers over, and only those a
@@ -113,36 +112,59 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   return ifNoneMatch.match(/"[^"]*"/g)?.some((tag) => tag === ours) ?? false;
 }
 
-const sha1OfBytes = (body: ArrayBuffer) => createHash("sha1").update(new Uint8Array(body)).digest("hex");
-
-/** The strong ETag hono/etag would give `json`: the hex SHA-1 of its UTF-8 bytes, quoted. */
-export function etagOf(json: string): string {
-  return `"${sha1Hex(json)}"`;
+/** The strong ETag hono/etag would give a body: the hex SHA-1 of its bytes (of a string: its UTF-8 bytes), quoted. */
+export function etagOf(body: string | Uint8Array): string {
+  return `"${sha1Hex(body)}"`;
 }
 
-/** A JSON answer's bytes and their ETag (`etagOf(json)`), made once and sent as often as asked. */
+/** A JSON answer's UTF-8 bytes and their ETag (`etagOf(bytes)`), made once and sent as often as asked. */
 export interface TaggedJson {
-  json: string;
+  bytes: Uint8Array<ArrayBuffer>;
   etag: string;
 }
 
+/** A route's own finished answers (bytes and ETag) by query, up to 2,000. */
+export class KeptAnswers {
+  private readonly entries = new LRUCache<string, TaggedJson>({ max: 2_000 });
+
+  get(key: string): TaggedJson | undefined {
+    return this.entries.get(key);
+  }
+
+  /**
+   * Keeps `answer` under `key`, its bytes copied out of Node's shared 8 KB allocation pool (where
+   * `taggedText` puts them): a kept slice would hold on to a whole pool chunk.
+   */
+  set(key: string, answer: TaggedJson): void {
+    this.entries.set(key, { bytes: new Uint8Array(answer.bytes), etag: answer.etag });
+  }
+}
+
 /**
- * A route's own finished answers (bytes and ETag) by query, up to 2,000; none when the answer
- * cache is off (`ANSWER_CACHE_MB=0`), so every call builds its answer again.
+ * A route's kept answers (`KeptAnswers`); none when the answer cache is off
+ * (`ANSWER_CACHE_MB=0`), so every call builds its answer again.
  */
-export function keptAnswers(config: Pick<Config, "ANSWER_CACHE_MB">): LRUCache<string, TaggedJson> | undefined {
-  return config.ANSWER_CACHE_MB > 0 ? new LRUCache<string, TaggedJson>({ max: 2_000 }) : undefined;
+export function keptAnswers(config: Pick<Config, "ANSWER_CACHE_MB">): KeptAnswers | undefined {
+  return config.ANSWER_CACHE_MB > 0 ? new KeptAnswers() : undefined;
+}
+
+/**
+ * JSON text as sent, tagged: encoded once, and the bytes hashed and sent (a string would be
+ * encoded to UTF-8 three times: to hash it, to count its bytes and to write it).
+ */
+export function taggedText(json: string): TaggedJson {
+  const bytes: Uint8Array<ArrayBuffer> = Buffer.from(json, "utf8");
+  return { bytes, etag: etagOf(bytes) };
 }
 
 /** `body` serialised as `c.json` would send it, with its ETag. */
 export function tagged(body: unknown): TaggedJson {
-  const json = JSON.stringify(body);
-  return { json, etag: etagOf(json) };
+  return taggedText(JSON.stringify(body));
 }
 
 /** A 200 answer for a route under `httpCache` from bytes made earlier (`tagged`), typed as the body they hold. */
 export function keptJson<T>(c: Context, kept: TaggedJson): TypedResponse<T, 200, "json"> {
-  return c.body(kept.json, 200, { "Content-Type": "application/json", ETag: kept.etag }) as unknown as TypedResponse<
+  return c.body(kept.bytes, 200, { "Content-Type": "application/json", ETag: kept.etag }) as unknown as TypedResponse<
     T,
     200,
     "json"
@@ -150,7 +172,7 @@ export function keptJson<T>(c: Context, kept: TaggedJson): TypedResponse<T, 200,
 }
 
 /**
- * A 200 JSON answer for a route under `httpCache`, tagged from the string it sends (so the tag
+ * A 200 JSON answer for a route under `httpCache`, tagged from the bytes it sends (so the tag
  * costs one in-line hash and no second pass over the response).
  */
 export function taggedJson<T>(c: Context, body: T): TypedResponse<T, 200, "json"> {

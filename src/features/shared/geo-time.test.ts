@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
 import { propertyRuns, sampled } from "../../../test/helpers/env.js";
-import { isDateOrDateTime, isoInZone, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
+import { isDateOrDateTime, isoInZone, isoLocal, LocalToday, resolveWhen, TimeZones } from "./geo-time.js";
 import { CachedIanaZone } from "./zones.js";
 
 /**
@@ -48,6 +48,42 @@ function transitions(zone: string, from: number, to: number): number[] {
 }
 
 const instant = fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(2999, 11, 31) });
+
+describe("isoLocal", () => {
+  /** What it stands for: toISOString without the Z, the milliseconds only when not 0. */
+  const viaDate = (ms: number) => {
+    const d = new Date(ms);
+    return d.toISOString().slice(0, d.getUTCMilliseconds() === 0 ? 19 : 23);
+  };
+
+  it("writes what toISOString writes, years 0000 to 9999, whole and fractional milliseconds", () => {
+    // Year 0's first day (Date.UTC would read a year 0 as 1900).
+    const year0 = new Date(0).setUTCFullYear(0, 0, 1);
+    const edges = [
+      Date.UTC(1970, 0, 1),
+      -1,
+      -0.5,
+      1.5,
+      Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2100, 1, 28, 12),
+      Date.UTC(2400, 1, 29),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    ];
+    for (const ms of [...edges, year0, year0 + 86_399_999]) expect(isoLocal(ms), String(ms)).toBe(viaDate(ms));
+    fc.assert(
+      fc.property(fc.double({ min: year0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999), noNaN: true }), (ms) => {
+        expect(isoLocal(ms)).toBe(viaDate(ms));
+      }),
+      { numRuns: propertyRuns(20_000), seed: 63 },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: year0 / 1000, max: Date.UTC(9999, 11, 31) / 1000 }), (s) => {
+        expect(isoLocal(s * 1000)).toBe(viaDate(s * 1000));
+      }),
+      { numRuns: propertyRuns(20_000), seed: 64 },
+    );
+  });
+});
 
 // Thousands of generated cases: CPU-bound, given room on a loaded 2-core host.
 describe("TimeZones: cached offsets give luxon's results", { timeout: 120_000 }, () => {

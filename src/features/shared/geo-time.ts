@@ -276,7 +276,37 @@ function luxonWhen(date: string | undefined, zone: string, now: Date, zones?: Ti
 /** 0000-01-01 and 10000-01-01 UTC: the years luxon and Date.toISOString both write as 4 digits. */
 const YEAR_0_MS = -62_167_219_200_000;
 const YEAR_10000_MS = 253_402_300_800_000;
+const DAY_MS = 86_400_000;
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n));
+const pad4 = (n: number) => (n < 1000 ? `0${pad3(n)}` : String(n));
+
+/**
+ * `new Date(ms).toISOString()` without its `Z`, and without the milliseconds when they are 0, for
+ * ms in [YEAR_0_MS, YEAR_10000_MS): the civil date by arithmetic (days → proleptic Gregorian
+ * year, month, day), where toISOString formats through printf (~7,000 instructions a call, a
+ * tenth of an uncached moon answer's).
+ */
+export function isoLocal(ms: number): string {
+  const t = Math.trunc(ms); // as new Date(ms) keeps it
+  const days = Math.floor(t / DAY_MS);
+  const inDay = t - days * DAY_MS;
+  // Days since 0000-03-01 in 400-year eras (H. Hinnant's civil_from_days).
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const sec = Math.floor(inDay / 1000);
+  const milli = inDay - sec * 1000;
+  const hms = `${pad2(Math.floor(sec / 3600))}:${pad2(Math.floor(sec / 60) % 60)}:${pad2(sec % 60)}`;
+  const iso = `${pad4(year)}-${pad2(month)}-${pad2(day)}T${hms}`;
+  return milli === 0 ? iso : `${iso}.${pad3(milli)}`;
+}
 
 /**
  * ISO 8601 with the zone's offset, to the second: `2024-01-25T17:54:12+00:00`. With `zones`,
@@ -290,11 +320,9 @@ export function isoInZone(instant: Date, zone: string, zones?: TimeZones): strin
     const offset = z.offset(ms);
     const local = ms + offset * 60 * 1000;
     if (local >= YEAR_0_MS && local < YEAR_10000_MS) {
-      const d = new Date(local);
-      const iso = d.toISOString();
       const sign = offset < 0 ? "-" : "+";
       const abs = Math.abs(offset);
-      return `${iso.slice(0, d.getUTCMilliseconds() === 0 ? 19 : 23)}${sign}${pad2(Math.trunc(abs / 60))}:${pad2(Math.trunc(abs % 60))}`;
+      return `${isoLocal(local)}${sign}${pad2(Math.trunc(abs / 60))}:${pad2(Math.trunc(abs % 60))}`;
     }
   }
   return DateTime.fromMillis(ms, { zone: z ?? zone }).toISO({ suppressMilliseconds: true }) ?? "";

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
 import { reuseUntil } from "../../http/answer-cache.js";
 import { ApiError } from "../../http/errors.js";
-import { etagOf, keptAnswers, keptJson } from "../../http/http-cache.js";
+import { keptAnswers, keptJson, taggedText } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import type { VatRegistry } from "../../ports/vat-registry.js";
@@ -106,7 +106,7 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "confi
     let kept = answers?.get(key);
     if (kept === undefined) {
       const json = `{"query":${JSON.stringify(body.query)},${JSON.stringify(found.answer).slice(1)}`;
-      kept = { json, etag: etagOf(json) };
+      kept = taggedText(json);
       answers?.set(key, kept);
     }
     // Today's rates hold until the country's next midnight (an explicit date: see http-cache.ts).
