@@ -8,7 +8,10 @@
  * default path is the bench's moon row with the answer cache off (ANSWER_CACHE_MB=0, every call
  * through the app). RATIO_ROUNDS (7), RATIO_REQUESTS (20000), RATIO_ENV (extra server
  * environment as NAME=VALUE,…; default ANSWER_CACHE_MB=0), RATIO_CPU_PROF (a directory: the
- * server writes a V8 CPU profile there when it exits; bench/profile-top.ts summarises it).
+ * server writes a V8 CPU profile there when it exits; bench/profile-top.ts summarises it),
+ * RATIO_BASE (another checkout, e.g. an export of main with node_modules linked: its Almanac, built
+ * here first, takes a turn after this one's in every round, so a change is measured before and
+ * after against the same yardstick turns).
  */
 import autocannon from "autocannon";
 import { cpuMs } from "./procs.js";
@@ -58,39 +61,51 @@ async function cpuPerRequest(server: Server, url: string, amount: number): Promi
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
+const BASE = process.env.RATIO_BASE;
+
 buildBundle();
+if (BASE) buildBundle(BASE);
 const yard = await startYardstick();
 const almanac = await startAlmanac({ env: ENV, cpuProfDir: process.env.RATIO_CPU_PROF });
+const base = BASE ? await startAlmanac({ env: ENV, root: BASE }) : undefined;
 try {
-  const target = `${almanac.url}${PATH}`;
-  // Warm-up: JIT and caches on both.
+  const sides = [{ name: "almanac", server: almanac }, ...(base ? [{ name: "base", server: base }] : [])].map((s) => ({
+    ...s,
+    target: `${s.server.url}${PATH}`,
+    ratios: [] as number[],
+    cpu: [] as number[],
+  }));
+  // Warm-up: JIT and caches on every server.
   await cpuPerRequest(yard, `${yard.url}/`, REQUESTS);
-  await cpuPerRequest(almanac, target, REQUESTS);
-  const ratios: number[] = [];
-  const mine: number[] = [];
+  for (const s of sides) await cpuPerRequest(s.server, s.target, REQUESTS);
   // The server's GC pauses and loop delay over its rounds (scraped from its /metrics).
   const stalls = stallWatch(almanac.url);
   const ends: (() => Promise<void>)[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const y = await cpuPerRequest(yard, `${yard.url}/`, REQUESTS);
     if (i === 0) ends.push(await stalls.around());
-    const a = await cpuPerRequest(almanac, target, REQUESTS);
-    ratios.push(y / a);
-    mine.push(a);
-    console.log(
-      `round ${i + 1}: yardstick ${y.toFixed(1)} µs, almanac ${a.toFixed(1)} µs, ratio ${(y / a).toFixed(3)}`,
-    );
+    const line = [`round ${i + 1}: yardstick ${y.toFixed(1)} µs`];
+    for (const s of sides) {
+      const a = await cpuPerRequest(s.server, s.target, REQUESTS);
+      s.ratios.push(y / a);
+      s.cpu.push(a);
+      line.push(`${s.name} ${a.toFixed(1)} µs, ratio ${(y / a).toFixed(3)}`);
+    }
+    console.log(line.join(", "));
   }
   for (const end of ends) await end();
   const note = stalls.note().join("").replace("during the ½-max runs", "during its rounds");
   console.log(`${note} (${ROUNDS * REQUESTS} requests)`);
-  console.log(
-    `GET ${PATH} (${Object.entries(ENV)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(" ")}): median ${median(mine).toFixed(1)} µs of CPU per request, ` +
-      `median ratio ${median(ratios).toFixed(3)} × yardstick by CPU (${ROUNDS} interleaved rounds of ${REQUESTS})`,
-  );
+  const env = Object.entries(ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
+  for (const s of sides)
+    console.log(
+      `GET ${PATH} (${env})${s.name === "base" ? ` on ${BASE}` : ""}: median ${median(s.cpu).toFixed(1)} µs of CPU per request, ` +
+        `median ratio ${median(s.ratios).toFixed(3)} × yardstick by CPU (${ROUNDS} interleaved rounds of ${REQUESTS})`,
+    );
 } finally {
+  await base?.close();
   await almanac.close();
   await yard.close();
 }

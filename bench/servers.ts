@@ -37,8 +37,8 @@ function baseEnv(): NodeJS.ProcessEnv {
  * ignores a bundle older than any source file and runs the sources through tsx instead (slower to
  * start, ~60 MB more), so an edited or freshly checked-out tree is rebuilt first.
  */
-export function buildBundle(): void {
-  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+export function buildBundle(root = "."): void {
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" });
 }
 
 export async function startYardstick(): Promise<Server> {
@@ -77,6 +77,8 @@ export interface AlmanacOptions {
   env?: Record<string, string>;
   /** Writes a V8 CPU profile into this directory when the server exits. */
   cpuProfDir?: string;
+  /** The checkout whose `bin/almanac.js` runs (default: this one). */
+  root?: string;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function startAlmanac(opts: AlmanacOptions = {}): Promise<Server> {
   // Node 20 refuses --cpu-prof in NODE_OPTIONS, so it goes on the command line.
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const child = spawnNode([...prof, ...startFlags(), ...flags, "bin/almanac.js", "serve"], env);
+  const child = spawnNode([...prof, ...startFlags(), ...flags, join(opts.root ?? ".", "bin/almanac.js"), "serve"], env);
   const url = `http://127.0.0.1:${port}`;
   const startMs = await waitFor200(`${url}/healthz`, child, since);
   return {
