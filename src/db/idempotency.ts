@@ -40,6 +40,14 @@ export function markChargedIn(db: Kysely<DB>, ref: IdempotencyRef, owner: string
 }
 
 /**
+ * Extends `ref`'s lease to `leaseUntil` (ISO) while `owner` still holds it: one UPDATE, run in `db`
+ * (a transaction that writes only while the claim is its holder's: it takes the claim's row first).
+ */
+export function renewIn(db: Kysely<DB>, ref: IdempotencyRef, owner: string, leaseUntil: string) {
+  return db.updateTable("idempotency").where(heldBy(ref, owner)).set({ lease_until: leaseUntil });
+}
+
+/**
  * `Idempotency-Key` claims and outcomes (24 h) in the database, so they hold across instances.
  * A claim is one row per (scope, key), created by `INSERT … ON CONFLICT DO NOTHING`: on SQLite
  * and PostgreSQL exactly one of any number of concurrent inserts wins. Its `owner` (a random id)
@@ -114,11 +122,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async renew(ref: IdempotencyRef, owner: string, leaseMs: number): Promise<boolean> {
-    const res = await this.db
-      .updateTable("idempotency")
-      .where(heldBy(ref, owner))
-      .set({ lease_until: new Date(this.now() + leaseMs).toISOString() })
-      .executeTakeFirst();
+    const res = await renewIn(this.db, ref, owner, new Date(this.now() + leaseMs).toISOString()).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
 

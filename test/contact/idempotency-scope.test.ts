@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ContactStore } from "../../src/features/contact/store.js";
 import { IDEMPOTENCY_MISMATCH } from "../../src/features/shared/idempotency-answers.js";
 import { errorOf, type TestApp, testApp, withTwoInstances } from "../helpers/app.js";
-import { DATABASE_URL, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
+import { DATABASE_URL, freshPostgresUrl, REDIS_URL, skipReason, tempDir } from "../helpers/env.js";
 import { type SmtpTestServer, startSmtpServer } from "../support/smtp-server.js";
 import { ADA, DESK, SENDER, until } from "./setup.js";
 
@@ -194,6 +194,63 @@ describe("contact Idempotency-Key: messages stored before keys were per client",
       expect(smtp.messages).toHaveLength(1);
     } finally {
       await t.close();
+    }
+  });
+});
+
+/**
+ * A request that outlives its claim's lease (its event loop stalled, its renewals not landing)
+ * right between finding no message under its key and storing its own, while a retry takes the
+ * claim over and sends the message: the late request stores nothing and mails nothing (409).
+ */
+describe("a holder that outlives its lease before storing its message: one message, one mail", () => {
+  it.each(["SQLite", ...(DATABASE_URL ? ["PostgreSQL"] : [])])("%s", async (db) => {
+    const schema = db === "PostgreSQL" ? await freshPostgresUrl() : undefined;
+    let stall: Promise<void> | undefined;
+    let resume = () => {};
+    const t = await testApp(
+      env({ IDEMPOTENCY_LEASE_MS: "300", ...(schema && { DATABASE_URL: schema.url }) }),
+      (built) => ({
+        idempotency: new Proxy(built.idempotency, {
+          get: (target, prop) =>
+            prop === "renew" ? async () => true : (Reflect.get(target, prop) as () => unknown).bind(target),
+        }),
+        limiter: new Proxy(built.limiter, {
+          get: (target, prop) => {
+            const real = (Reflect.get(target, prop) as (...a: unknown[]) => unknown).bind(target);
+            if (prop !== "consume") return real;
+            return async (...args: unknown[]) => {
+              // The first request's spend of the desk's limits, just before it stores its message.
+              if (stall === undefined && (args[0] as { name: string }).name === "contact") {
+                stall = new Promise<void>((r) => {
+                  resume = r;
+                });
+                await stall;
+              }
+              return real(...args);
+            };
+          },
+        }),
+      }),
+    );
+    try {
+      const late = post(t, "203.0.113.9", "stalled");
+      await until(() => stall !== undefined);
+      await new Promise((r) => setTimeout(r, 450)); // past the lease
+      const retry = await post(t, "203.0.113.9", "stalled");
+      expect([retry.status, replayed(retry)]).toEqual([200, false]);
+      resume();
+      const answered = await late;
+      expect([answered.status, Number(answered.headers.get("retry-after")) > 0]).toEqual([409, true]);
+      const again = await post(t, "203.0.113.9", "stalled");
+      expect([again.status, replayed(again), await idOf(again)]).toEqual([200, true, await idOf(retry)]);
+      const stored = await t.deps.database.db.selectFrom("contact_messages").select("id").execute();
+      expect(stored).toHaveLength(1);
+      expect(smtp.messages).toHaveLength(1);
+    } finally {
+      resume();
+      await t.close();
+      await schema?.drop();
     }
   });
 });

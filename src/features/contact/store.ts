@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely, Selectable, Updateable } from "kysely";
+import { renewIn } from "../../db/idempotency.js";
 import type { DB } from "../../db/schema.js";
+import type { IdempotencyRef } from "../../ports/idempotency.js";
 
 export type ContactRow = Selectable<DB["contact_messages"]>;
 export type ContactStatus = "pending" | "sent" | "failed";
@@ -31,6 +33,13 @@ export interface ContactClient {
   keyOf(clientIp: string): string;
 }
 
+/** The Idempotency-Key claim a message is stored under, as its holder names it, and its lease. */
+export interface HeldClaim {
+  ref: IdempotencyRef;
+  owner: string;
+  leaseMs: number;
+}
+
 const newId = () => `con_${randomBytes(10).toString("hex")}`;
 
 /**
@@ -44,8 +53,16 @@ export class ContactStore {
     readonly now: () => Date = () => new Date(),
   ) {}
 
-  async create(input: NewContact): Promise<ContactRow> {
-    const at = this.now().toISOString();
+  /**
+   * Stores a new message (`pending`). Under `claim`, only while the claim is still its holder's:
+   * in one transaction with the claim's renewal, so a request that took the claim over (this one
+   * outlived its lease) never finds no message and stores one too; undefined when it was taken.
+   */
+  async create(input: NewContact): Promise<ContactRow>;
+  async create(input: NewContact, claim: HeldClaim | undefined): Promise<ContactRow | undefined>;
+  async create(input: NewContact, claim?: HeldClaim): Promise<ContactRow | undefined> {
+    const now = this.now();
+    const at = now.toISOString();
     const row: ContactRow = {
       id: newId(),
       name: input.name,
@@ -63,8 +80,17 @@ export class ContactStore {
       updated_at: at,
       sent_at: null,
     };
-    await this.db.insertInto("contact_messages").values(row).execute();
-    return row;
+    if (!claim) {
+      await this.db.insertInto("contact_messages").values(row).execute();
+      return row;
+    }
+    const leaseUntil = new Date(now.getTime() + claim.leaseMs).toISOString();
+    return this.db.transaction().execute(async (tx) => {
+      const held = await renewIn(tx, claim.ref, claim.owner, leaseUntil).executeTakeFirst();
+      if (Number(held.numUpdatedRows) === 0) return undefined;
+      await tx.insertInto("contact_messages").values(row).execute();
+      return row;
+    });
   }
 
   async get(id: string): Promise<ContactRow | undefined> {
