@@ -1,6 +1,6 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { KeyVerifier } from "../ports/key-store.js";
-import type { LimitRule, RateLimiter } from "../ports/rate-limiter.js";
+import type { LimitDecision, LimitRule, RateLimiter } from "../ports/rate-limiter.js";
 import {
   type Contract,
   type Documented,
@@ -124,29 +124,16 @@ function demoContract(rule: LimitRule): Contract {
 export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<AppEnv>> {
   const { rule } = opts;
 
-  return documented<MiddlewareHandler<AppEnv>>(async (c, next) => {
-    const authorization = c.req.header("authorization");
-    const call = demoTierCall(c.req.method, c.req.path, authorization);
-    if (call === "none") return next();
-
-    if (call === "keyed" && authorization !== undefined && opts.keys) {
-      const token = bearerToken(authorization);
-      // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
-      const key = await verifyKey(c, opts.keys, token, { cost: 1 }).catch((err: unknown) => {
-        if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
-        return undefined;
-      });
-      if (key) {
-        await next();
-        // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
-        if (c.res.status >= 400) await opts.keys.refund(key.keyId, 1, key).catch(() => undefined);
-        return;
-      }
-    }
-
+  /** Counts the call against the client's demo budget (once: the hot lane may have) and lets it on or refuses it. */
+  const demo = (c: Context<AppEnv>, next: Next): Promise<void> => {
     const ex = c.get("exchange");
-    ex.rate ??= await opts.limiter.consume(rule, ex.key);
-    const decision = ex.rate;
+    if (ex.rate) return decide(ex.rate, next);
+    return opts.limiter.consume(rule, ex.key).then((d) => {
+      ex.rate ??= d;
+      return decide(ex.rate, next);
+    });
+  };
+  const decide = (decision: LimitDecision, next: Next): Promise<void> => {
     if (!decision.allowed) {
       throw new ApiError("rate_limited", demoMessage(rule), {
         reason: DEMO_TIER_REASON,
@@ -154,5 +141,27 @@ export function demoTier(opts: DemoTierOptions): Documented<MiddlewareHandler<Ap
       });
     }
     return next();
+  };
+  /** A GET with a key: verified instead of counted, unless the verifier is down (then `demo`). */
+  const keyed = async (c: Context<AppEnv>, next: Next, keys: KeyVerifier, authorization: string): Promise<void> => {
+    const token = bearerToken(authorization);
+    // verifyKey puts the key's (or its account's) RateLimit headers on the answer, its 429 included.
+    const key = await verifyKey(c, keys, token, { cost: 1 }).catch((err: unknown) => {
+      if (!(err instanceof ApiError) || err.code !== "unkey_unavailable") throw err;
+      return undefined;
+    });
+    if (!key) return demo(c, next);
+    await next();
+    // The use pays for an answer: a request refused or failed (4xx, 5xx: 405, unknown path, bad query, 502) gets it back.
+    if (c.res.status >= 400) await keys.refund(key.keyId, 1, key).catch(() => undefined);
+  };
+
+  // Not async on the way of an anonymous call: every /v1 GET passes here.
+  return documented<MiddlewareHandler<AppEnv>>((c, next) => {
+    const authorization = c.req.header("authorization");
+    const call = demoTierCall(c.req.method, c.req.path, authorization);
+    if (call === "none") return next();
+    if (call === "keyed" && authorization !== undefined && opts.keys) return keyed(c, next, opts.keys, authorization);
+    return demo(c, next);
   }, demoContract(rule));
 }

@@ -82,36 +82,41 @@ export class InvalidKeyThrottle {
         ),
       },
     };
-    return documented<MiddlewareHandler<AppEnv>>(async (c, next) => {
+    // Not async where there is no token: every /v1 request passes here.
+    return documented<MiddlewareHandler<AppEnv>>((c, next) => {
       const token = parseBearer(c.req.header("authorization"));
-      if (token === null) return next();
-      const ip = c.get("clientKey");
-      const hash = sha256Hex(token);
-
-      for (;;) {
-        // A token the key store recognised in the last minute is not a guess: it is verified as
-        // usual and never refused here, so a neighbour's wrong keys from the same address cannot
-        // lock a customer out of a key in use (and the customer's calls cost no limiter read).
-        if (this.known.has(hash)) break;
-        const flight = this.flights.get(hash);
-        if (flight) {
-          await flight.done;
-          continue;
-        }
-        // Claimed before anything is awaited, so concurrent requests with this token wait for it.
-        const land = this.fly(hash);
-        const d = await this.limiter.consume(this.rule, ip, 1).catch((err: unknown) => {
-          land();
-          throw err;
-        });
-        if (d.allowed) return this.verifyReserved(c, next, ip, hash, land);
-        land();
-        if (!(await this.settled(ip))) throw this.refused(d);
-      }
-
-      await next();
-      if (this.guessed(c, hash)) await this.limiter.consume(this.rule, ip, 1);
+      return token === null ? next() : this.guard(c, next, token);
     }, contract);
+  }
+
+  /** A request with a bearer token: verified on a reserved point unless the token is known (class comment). */
+  private async guard(c: Context<AppEnv>, next: () => Promise<void>, token: string): Promise<void> {
+    const ip = c.get("clientKey");
+    const hash = sha256Hex(token);
+
+    for (;;) {
+      // A token the key store recognised in the last minute is not a guess: it is verified as
+      // usual and never refused here, so a neighbour's wrong keys from the same address cannot
+      // lock a customer out of a key in use (and the customer's calls cost no limiter read).
+      if (this.known.has(hash)) break;
+      const flight = this.flights.get(hash);
+      if (flight) {
+        await flight.done;
+        continue;
+      }
+      // Claimed before anything is awaited, so concurrent requests with this token wait for it.
+      const land = this.fly(hash);
+      const d = await this.limiter.consume(this.rule, ip, 1).catch((err: unknown) => {
+        land();
+        throw err;
+      });
+      if (d.allowed) return this.verifyReserved(c, next, ip, hash, land);
+      land();
+      if (!(await this.settled(ip))) throw this.refused(d);
+    }
+
+    await next();
+    if (this.guessed(c, hash)) await this.limiter.consume(this.rule, ip, 1);
   }
 
   /** The request was answered 401 `INVALID` for a token that is no key at all (not revoked, not expired). */
