@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { codeForStatus } from "../../http/errors.js";
 import type { AppEnv } from "../../http/types.js";
 import type { ActivityLogPort } from "../../ports/activity-log.js";
@@ -9,7 +9,7 @@ import type { ActivityLogPort } from "../../ports/activity-log.js";
  * status, `error.code` and the request id. Only appends to the log's in-memory list.
  */
 export function recordKeyedCalls(log: Pick<ActivityLogPort, "recordCall">, now: () => Date): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  const record = async (c: Context<AppEnv>, next: Next) => {
     await next();
     const key = c.get("calledKey");
     if (!key) return;
@@ -25,4 +25,7 @@ export function recordKeyedCalls(log: Pick<ActivityLogPort, "recordCall">, now: 
       requestId: c.get("requestId"),
     });
   };
+  // A key is only ever verified from an `Authorization` header (key-auth.ts): a call without one
+  // is not waited for (every anonymous /v1 call passes here).
+  return (c, next) => (c.req.header("authorization") === undefined ? next() : record(c, next));
 }
