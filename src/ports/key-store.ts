@@ -160,7 +160,8 @@ export interface KeyVerifier {
   verify(key: string, permission?: string, opts?: VerifyOptions): Promise<KeyVerification>;
   /**
    * Gives back `uses` spent uses (a refund: the charged job did not complete). A no-op for a key
-   * without a usage limit; false when there is no such key. Throws when the store cannot answer.
+   * without a usage limit; false when there is no such key, or nothing was given back because the
+   * call's claim was taken over (`Refund.claim`). Throws when the store cannot answer.
    * `refund.countedIn`: the hour the refunded call was counted in (the counting layer takes it out there).
    */
   refund(id: string, uses: number, refund?: Refund): Promise<boolean>;
@@ -199,10 +200,12 @@ export interface Refund {
    */
   pool?: string;
   /**
-   * The Idempotency-Key claim the store recorded the call's charge on (`claimCharged`): the record
-   * is cleared with the give-back, in one transaction, so the claim never says the call was paid
-   * once its uses are back (a request taking the claim over pays). Ignored by a store that records
-   * nothing.
+   * The Idempotency-Key claim the store recorded the call's charge on (`claimCharged`; only then):
+   * the record is cleared with the give-back, in one transaction, so the claim never says the call
+   * was paid once its uses are back, nor the other way round (a request taking the claim over pays
+   * exactly when they are). Nothing is given back (false) once the claim is no longer its holder's:
+   * the request that took it over relies on that charge. The store gives back all it spent for the
+   * call in that transaction, the pool's uses included (`pool`: such a store spends pools itself).
    */
   claim?: ChargeClaim;
 }

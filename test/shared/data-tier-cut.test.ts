@@ -31,9 +31,11 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
    * Where the next request is cut: in its key's verification, right after its charging statement
    * committed (its answer lost on the way back, as when the connection drops after the commit),
    * right after its account's rate limit refused it and gave back what the charging statement spent
-   * (before the claim is released), or in its job.
+   * (before the claim is released), or in its job; or its job fails with the database there.
    */
-  let cutAt: "verify" | "charged" | "given-back" | "job" | undefined;
+  let cutAt: "verify" | "charged" | "given-back" | "job" | "failing-job" | undefined;
+  /** Keys whose refunds never land (as if the process died before they did). */
+  const lostRefunds = new Set<string>();
   const cut = () => {
     front.mode = "reset";
   };
@@ -75,15 +77,16 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
           }
           return built.keys.verify(key, permission, opts);
         },
-        refund: (id, uses, refund) => built.keys.refund(id, uses, refund),
+        refund: (id, uses, refund) =>
+          lostRefunds.has(id) ? Promise.reject(new Error("the process died")) : built.keys.refund(id, uses, refund),
       }),
       classifier: new Proxy(built.classifier, {
         get(target, prop, receiver) {
           if (prop !== "classify") return Reflect.get(target, prop, receiver);
           return (texts: readonly string[]): ReturnType<Classifier["classify"]> => {
-            if (cutAt === "job") {
+            if (cutAt === "job" || cutAt === "failing-job") {
+              if (cutAt === "job") cut();
               cutAt = undefined;
-              cut();
               return Promise.resolve({ ok: false, detail: "the job failed while the database was away" });
             }
             return target.classify(texts);
@@ -100,6 +103,7 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
   afterEach(() => {
     front.mode = "pass";
     cutAt = undefined;
+    lostRefunds.clear();
   });
 
   afterAll(async () => {
@@ -218,6 +222,20 @@ describe.skipIf(Boolean(skip))(`PostgreSQL cut mid-request, then back ${skip ?? 
     ).toBe(USES - 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(await remainingOf(t30.deps.keys, id)).toBe(USES - 1);
+  });
+
+  it("a failed job whose give-back never lands (its process died first): the retry taking the claim over is not charged again", async () => {
+    const { key, id } = await newKey();
+    const headers = { ...bearer(key), "Idempotency-Key": "lost-give-back" };
+    lostRefunds.add(id);
+    cutAt = "failing-job";
+    expect((await classify(t, ["a good day"], headers)).status).toBe(502);
+    await new Promise((r) => setTimeout(r, 700)); // the claim's lease has passed
+    const retry = await classify(t, ["a good day"], headers);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, null]);
+    await new Promise((r) => setTimeout(r, 300));
+    // The failed call's use was never given back, and the claim still says so: it pays for the retry.
+    expect(await remainingOf(t.deps.keys, id)).toBe(USES - 1);
   });
 
   it("a contact message whose sent mail could not be recorded: the retry replays it, nothing is mailed twice", async () => {

@@ -443,15 +443,19 @@ export class EmbeddedKeyStore implements KeyStore {
   /** Gives back uses to the key that holds them (the first key of its rolls). */
   /**
    * Gives back `uses` to the key's count; with `refund.pool`, to that pool's too, and with
-   * `refund.claim`, clears the charge recorded on the claim: all in one transaction.
+   * `refund.claim`, clears the charge recorded on the claim: all in one transaction, and only
+   * while the claim is still its holder's (else nothing, false: a request that took it over relies
+   * on that charge).
    */
   async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const giveBack = async (db: Kysely<DB>) => {
+      const { claim } = refund;
+      if (claim && Number((await markChargedIn(db, claim, claim.owner, false).executeTakeFirst()).numUpdatedRows) === 0)
+        return false;
       const row = await this.find(id, undefined, db);
       if (!row) return false;
       await this.giveBack(row.quota_of ?? row.id, uses, refund.chargedAt, db);
       if (refund.pool !== undefined) await this.pools.credit(refund.pool, uses, refund.chargedAt, db);
-      if (refund.claim) await markChargedIn(db, refund.claim, refund.claim.owner, false).execute();
       return true;
     };
     return refund.pool !== undefined || refund.claim ? this.db.transaction().execute(giveBack) : giveBack(this.db);

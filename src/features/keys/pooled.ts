@@ -138,6 +138,11 @@ export class Pooled implements KeyVerifier {
 
   /** A refund: to the key's own uses if it has any, and to its account's (unless set since the call was charged). */
   async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
+    if (refund.claim) {
+      // The store recorded the charge on the claim: it gives the pool's uses back too, with the rest.
+      const pool = await this.quotas.poolOf(id);
+      return this.inner.refund(id, uses, { ...refund, ...(pool?.remaining != null && { pool: pool.id }) });
+    }
     const found = await this.inner.refund(id, uses, refund);
     const pool = found ? await this.quotas.poolOf(id) : undefined;
     if (pool && pool.remaining !== null) await this.quotas.credit(pool.id, uses, refund.chargedAt);

@@ -123,10 +123,15 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
     await settle([refused ? leave : afterFailure(store, ref, claim.owner, "lapse")], deps.now);
     throw err;
   }
-  // The charge goes with the claim before the job, so whoever takes it over knows it was paid.
+  // The charge goes with the claim before the job, so whoever takes it over knows it was paid. A
+  // store that recorded it there gives the use back and clears the record in one transaction;
+  // otherwise the record goes first (a give-back lost after it leaves a retry paying once more,
+  // never a free one).
   const giveBack: UndoStep[] = paid
     ? []
-    : [() => store.markCharged(ref, claim.owner, false), async () => void (await refund(deps, key))];
+    : key.claimCharged
+      ? [() => refund(deps, key, { ...ref, owner: claim.owner })]
+      : [() => store.markCharged(ref, claim.owner, false), async () => void (await refund(deps, key))];
   if (!paid) {
     let recorded: boolean;
     try {
@@ -156,10 +161,12 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
 
 /**
  * Gives back the use a failed job spent (a no-op at the store for keys without a usage limit),
- * and takes the call out of the key's charged calls (`GET /v1/usage`), whatever its limits.
+ * and takes the call out of the key's charged calls (`GET /v1/usage`), whatever its limits. With
+ * `claim`, clears the charge the store recorded on it too (false: the claim was taken over, and
+ * nothing was given back).
  */
-async function refund(deps: VibeDeps, key: AuthenticatedKey): Promise<void> {
-  await deps.keys.refund(key.keyId, 1, key);
+function refund(deps: VibeDeps, key: AuthenticatedKey, claim?: ChargeClaim): Promise<boolean> {
+  return deps.keys.refund(key.keyId, 1, claim ? { ...key, claim } : key);
 }
 
 /** `?include=` (repeatable, comma-separated), or the 400 of an unknown value or of emotions without an emotion model. */

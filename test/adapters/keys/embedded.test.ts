@@ -99,6 +99,9 @@ function suite(open: () => Promise<{ database: Database; drop: () => Promise<voi
       await store.update(k.id, { remaining: 1 });
       expect(await store.verify(k.key, undefined, { claim: third })).toMatchObject({ claimCharged: true });
       expect(await chargedOn(third)).toBe(1);
+      // Once the claim is another request's, it relies on that charge: nothing is given back.
+      expect(await store.refund(k.id, 1, { claim: { ...third, owner: "taken-over" } })).toBe(false);
+      expect(await chargedOn(third)).toBe(1);
       expect(await store.refund(k.id, 1, { claim: third })).toBe(true);
       expect([await chargedOn(third), (await store.list(undefined)).find((x) => x.id === k.id)?.remaining]).toEqual([
         0, 1,
