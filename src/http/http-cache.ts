@@ -153,7 +153,11 @@ export function keptAnswers(config: Pick<Config, "ANSWER_CACHE_MB">): KeptAnswer
  * encoded to UTF-8 three times: to hash it, to count its bytes and to write it).
  */
 export function taggedText(json: string): TaggedJson {
-  const bytes: Uint8Array<ArrayBuffer> = Buffer.from(json, "utf8");
+  return taggedBytes(Buffer.from(json, "utf8"));
+}
+
+/** JSON bytes as sent, tagged. */
+export function taggedBytes(bytes: Uint8Array<ArrayBuffer>): TaggedJson {
   return { bytes, etag: etagOf(bytes) };
 }
 

@@ -1,10 +1,13 @@
+import fc from "fast-check";
 import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { moonCrossings } from "../../../test/fixtures/low-precision-moon.js";
 import { errorOf, type TestApp, testApp } from "../../../test/helpers/app.js";
+import { propertyRuns } from "../../../test/helpers/env.js";
 import { documentedGet, exampleOf, examplesOf } from "../../../test/helpers/openapi.js";
-import { resolveWhen } from "../shared/geo-time.js";
+import { resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { MoonCalculator } from "./moon.js";
+import { MOON_UNITS, moonJson } from "./route.js";
 import type { MoonResponseBody } from "./schema.js";
 import { USNO_PHASES } from "./usno-phases.fixture.js";
 
@@ -192,5 +195,50 @@ describe("GET /v1/moon", () => {
     expect(examplesOf(op, 429).demo).toMatchObject({
       error: { reason: "DEMO_HOURLY_LIMIT" },
     });
+  });
+});
+
+describe("moonJson: the answer's bytes", () => {
+  const zones = new TimeZones();
+  const moon = new MoonCalculator(zones);
+  const bodyOf = (ms: number, observer: { lat: number; lon: number } | null, phases: number): MoonResponseBody => {
+    const date = new Date(ms).toISOString().slice(0, 10);
+    const tz = resolveZone(undefined, observer?.lat, observer?.lon);
+    const when = resolveWhen(date, tz, new Date(ms), zones);
+    const { at, ...rest } = moon.report({ at: when.at, day: when.day, phases, ...(observer && { observer }) });
+    return { at, date: when.day.date, tz, location: observer, ...rest, units: MOON_UNITS };
+  };
+  const same = (body: MoonResponseBody) => {
+    expect(Buffer.from(moonJson(body)).toString("hex")).toBe(Buffer.from(JSON.stringify(body)).toString("hex"));
+  };
+
+  it("are JSON.stringify's UTF-8 on every day of a lunation (all eight phases)", () => {
+    const seen = new Set<string>();
+    for (let d = 0; d < 31; d++) {
+      const body = bodyOf(Date.UTC(2025, 4, 1) + d * 86_400_000, { lat: 51.5, lon: -0.12 }, 4);
+      seen.add(body.phase.key);
+      same(body);
+    }
+    expect(seen.size).toBe(8);
+  });
+
+  it("are JSON.stringify's UTF-8 for random days, places and phase counts", () => {
+    const place = fc.option(
+      fc.record({
+        lat: fc.double({ min: -89, max: 89, noNaN: true }),
+        lon: fc.double({ min: -180, max: 180, noNaN: true }),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2100, 11, 31) }),
+        place,
+        fc.integer({ min: 1, max: 12 }),
+        (ms, observer, phases) => {
+          same(bodyOf(ms, observer, phases));
+        },
+      ),
+      { numRuns: propertyRuns(500), seed: 71 },
+    );
   });
 });

@@ -22,7 +22,7 @@ export const PRINCIPAL_PHASES = ["new_moon", "first_quarter", "full_moon", "last
 export type PrincipalPhase = (typeof PRINCIPAL_PHASES)[number];
 
 /** The eight named phases, in order of elongation, with display name and emoji. */
-const PHASES = {
+export const PHASES = {
   new_moon: { name: "New Moon", emoji: "🌑" },
   waxing_crescent: { name: "Waxing Crescent", emoji: "🌒" },
   first_quarter: { name: "First Quarter", emoji: "🌓" },

@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "../../app-deps.js";
-import { keptAnswers, keptJson, tagged } from "../../http/http-cache.js";
+import { keptAnswers, keptJson, taggedBytes } from "../../http/http-cache.js";
 import type { AppEnv } from "../../http/types.js";
 import { openapiRoute } from "../../http/validation.js";
 import { dateTzErrorExamples, LAT_LON_TOGETHER, resolveWhen, resolveZone, TimeZones } from "../shared/geo-time.js";
 import { errorResponse } from "../shared/responses.js";
-import { MoonCalculator } from "./moon.js";
+import { MoonCalculator, PHASES } from "./moon.js";
 import { MoonQuery, MoonResponse, type MoonResponseBody } from "./schema.js";
 
 export const MOON_UNITS = {
@@ -76,6 +76,30 @@ const route = createRoute({
   },
 });
 
+/** The constant parts of an answer holding characters beyond ASCII, as UTF-8, made once. */
+const utf8 = (text: string) => Buffer.from(text, "utf8");
+const PHASE_BYTES = new Map<string, Buffer>(
+  Object.entries(PHASES).map(([key, phase]) => [key, utf8(`,"phase":${JSON.stringify({ key, ...phase })},`)]),
+);
+const UNITS_BYTES = utf8(`,"units":${JSON.stringify(MOON_UNITS)}}`);
+
+/**
+ * `JSON.stringify(body)`'s UTF-8 bytes, with the phase (its emoji) and the units (their dashes)
+ * spliced in as bytes made once: the rest is ASCII, which V8 writes and encodes in one-byte
+ * strings, where one emoji made the whole text two-byte (slower to build, ~3× slower to encode).
+ */
+export function moonJson(body: MoonResponseBody): Uint8Array<ArrayBuffer> {
+  const { at, date, tz, location, phase, units: _units, ...rest } = body;
+  const head = JSON.stringify({ at, date, tz, location });
+  const tail = JSON.stringify(rest);
+  const phaseBytes = PHASE_BYTES.get(phase.key);
+  const known = PHASES[phase.key];
+  // Anything else than the constants (no route sends it) is written whole.
+  if (phaseBytes === undefined || _units !== MOON_UNITS || phase.name !== known.name || phase.emoji !== known.emoji)
+    return utf8(JSON.stringify(body));
+  return Buffer.concat([utf8(head.slice(0, -1)), phaseBytes, utf8(tail.slice(1, -1)), UNITS_BYTES]);
+}
+
 /** `GET /v1/moon?date=&lat=&lon=&tz=&phases=`. */
 export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "config" | "now">): void {
   const zones = new TimeZones();
@@ -94,14 +118,16 @@ export function registerMoon(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "conf
     const observer =
       query.lat !== undefined && query.lon !== undefined ? { lat: query.lat, lon: query.lon } : undefined;
     const { at, ...rest } = moon.report({ at: when.at, day: when.day, phases, observer });
-    const answer = tagged({
-      at,
-      date: when.day.date,
-      tz: zone,
-      location: observer ?? null,
-      ...rest,
-      units: MOON_UNITS,
-    } satisfies MoonResponseBody);
+    const answer = taggedBytes(
+      moonJson({
+        at,
+        date: when.day.date,
+        tz: zone,
+        location: observer ?? null,
+        ...rest,
+        units: MOON_UNITS,
+      }),
+    );
     if (key !== undefined) pinned?.set(key, answer);
     return keptJson<MoonResponseBody>(c, answer);
   });
