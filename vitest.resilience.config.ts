@@ -7,6 +7,7 @@ import { defineConfig } from "vitest/config";
  */
 export const PROPERTY_TESTS = [
   "src/features/moon/moon-sky.test.ts",
+  "src/features/moon/moon.test.ts",
   "src/features/shared/geo-time.test.ts",
   "test/adapters/classifier/readable.test.ts",
   "test/contact/injection.test.ts",
