@@ -194,17 +194,32 @@ function isoWeekday(date: string): number {
 export class HolidayCalendars {
   private readonly registry = new Holidays();
   private readonly calendars = new LRUCache<string, Calendar>({ max: 64 });
+  /**
+   * Country names and each country's region names, read from the registry once: date-holidays
+   * builds them anew on every call, which was most of an uncached holidays answer's work.
+   */
+  private countries?: Record<string, string>;
+  private readonly regions = new Map<string, Record<string, string>>();
+
+  private regionsOf(country: string): Record<string, string> {
+    let states = this.regions.get(country);
+    if (states === undefined) {
+      states = this.registry.getStates(country, "en") ?? {};
+      this.regions.set(country, states);
+    }
+    return states;
+  }
 
   lookup(countryCode: string, regionCode?: string): PlaceLookup {
     const country = countryCode.toUpperCase();
-    const countries = this.registry.getCountries("en");
-    const countryName = countries[country];
+    this.countries ??= this.registry.getCountries("en");
+    const countryName = this.countries[country];
     if (!countryName) {
       return { ok: false, missing: "country", message: `No holiday data for country "${countryCode}".` };
     }
     let region: Place["region"] = null;
     if (regionCode !== undefined) {
-      const states = this.registry.getStates(country, "en") ?? {};
+      const states = this.regionsOf(country);
       const code = regionOf(country, regionCode, states);
       const name = code === undefined ? undefined : states[code];
       if (code === undefined || !name) {

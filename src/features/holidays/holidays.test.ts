@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { errorOf, type TestApp, testApp } from "../../../test/helpers/app.js";
 import { documentedGet, exampleOf, examplesOf } from "../../../test/helpers/openapi.js";
 import type { HolidaySchema, HolidaysResponse, WorkingDaysResponse } from "./schema.js";
@@ -375,5 +375,37 @@ describe("working days: the caller chooses what counts as a day off", () => {
       message:
         'query parameter "count" is invalid: must be a comma-separated list of day_off, public, bank, optional, school, observance',
     });
+  });
+});
+
+describe("HolidayCalendars: the registry's lists", () => {
+  it("are read once per instance, whatever the lookups (date-holidays builds them anew on every call)", async () => {
+    const { HolidayCalendars } = await import("./calendar.js");
+    const { default: Holidays } = await import("date-holidays");
+    const countries = vi.spyOn(Holidays.prototype, "getCountries");
+    const states = vi.spyOn(Holidays.prototype, "getStates");
+    try {
+      const calendars = new HolidayCalendars();
+      const first = calendars.lookup("GB", "SCT");
+      for (const [country, region] of [
+        ["gb", "scotland"],
+        ["GB", undefined],
+        ["DE", "BY"],
+        ["XX", undefined],
+        ["GB", "SCT"],
+      ])
+        calendars.lookup(country as string, region);
+      expect(first).toMatchObject({
+        ok: true,
+        place: { country: { code: "GB", name: "United Kingdom" }, region: { code: "SCT" } },
+      });
+      expect(calendars.lookup("XX")).toMatchObject({ ok: false, missing: "country" });
+      expect(calendars.lookup("GB", "Atlantis")).toMatchObject({ ok: false, missing: "region" });
+      expect(countries).toHaveBeenCalledTimes(1);
+      expect(states).toHaveBeenCalledTimes(2); // GB, DE
+    } finally {
+      countries.mockRestore();
+      states.mockRestore();
+    }
   });
 });
