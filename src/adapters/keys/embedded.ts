@@ -440,12 +440,11 @@ export class EmbeddedKeyStore implements KeyStore {
     });
   }
 
-  /** Gives back uses to the key that holds them (the first key of its rolls). */
   /**
-   * Gives back `uses` to the key's count; with `refund.pool`, to that pool's too, and with
-   * `refund.claim`, clears the charge recorded on the claim: all in one transaction, and only
-   * while the claim is still its holder's (else nothing, false: a request that took it over relies
-   * on that charge).
+   * Gives back `uses` to the key that holds them (the first key of its rolls); with `refund.pool`,
+   * to that pool's too, and with `refund.claim`, clears the charge recorded on the claim: all in
+   * one transaction, and only while the claim is still its holder's (else nothing, false: a
+   * request that took it over relies on that charge).
    */
   async refund(id: string, uses: number, refund: Refund = {}): Promise<boolean> {
     const giveBack = async (db: Kysely<DB>) => {

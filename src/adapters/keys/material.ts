@@ -10,8 +10,7 @@ export const generateKey = (): string => `${KEY_PREFIX}_${bs58.encode(randomByte
 
 export const newKeyId = (): string => `key_${bs58.encode(randomBytes(12))}`;
 
-/** The only form of a key that is stored: SHA-256, hex. */
-/** Keys are stored and looked up only by their SHA-256. */
+/** The only form of a key that is stored, and the one it is looked up by: SHA-256, hex. */
 export const hashKey = sha256Hex;
 
 /** The display parts of a key: `alm_` + four characters, and the last four. */

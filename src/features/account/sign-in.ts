@@ -12,13 +12,13 @@ import { type Notice, SignInPage, type SignInStep } from "./views.jsx";
 /** What a signed-out GET /account shows (the address form, or the code form while a sign-in is pending). */
 export type SignedOutState = (c: Context<AppEnv>) => Promise<{ state: SignInStep; notice?: Notice }>;
 
-/** The sign-in pages' form posts (/account/sign-in, /verify, /sign-in/restart); returns what a signed-out /account shows. */
 /**
  * Where a person who chose a paid plan before signing in goes once signed in (its checkout);
  * throws when it cannot (purchase not configured, Stripe down): the account page shows the plan instead.
  */
 export type AfterSignIn = (c: Context<AppEnv>, user: { id: string; email: string }, plan: string) => Promise<string>;
 
+/** The sign-in pages' form posts (/account/sign-in, /verify, /sign-in/restart); returns what a signed-out /account shows. */
 export function registerSignIn(
   app: OpenAPIHono<AppEnv>,
   ctx: AccountContext,
