@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import type { ChargeClaim, KeyRateLimitState, KeyStoreKind, KeyVerification, KeyVerifier } from "../ports/key-store.js";
+import type { HeldClaim } from "../ports/idempotency.js";
+import type { KeyRateLimitState, KeyStoreKind, KeyVerification, KeyVerifier } from "../ports/key-store.js";
 import { type Contract, type ErrorExample, errorAnswer, retryAfterHeader } from "./contract.js";
 import { ApiError } from "./errors.js";
 import { KEY_RATE_LIMIT_DOCS, keyRateLimitHeaders } from "./rate-limit-headers.js";
@@ -110,7 +111,7 @@ export async function verifyKey(
   c: Context,
   keys: KeyVerifier,
   token: string,
-  opts: { permission?: string; cost: number; claim?: ChargeClaim },
+  opts: { permission?: string; cost: number; claim?: HeldClaim },
 ): Promise<VerifiedKey> {
   const v = await keys.verify(token, opts.permission, { cost: opts.cost, ...(opts.claim && { claim: opts.claim }) });
   if (v.kind === "verdict" && v.keyId && v.ownerId) c.set("calledKey", { keyId: v.keyId, ownerId: v.ownerId });

@@ -20,6 +20,11 @@ export interface IdempotencyRef {
   key: string;
 }
 
+/** A claim as the request holding it names it: every write of the holder is conditioned on `owner`. */
+export interface HeldClaim extends IdempotencyRef {
+  owner: string;
+}
+
 /**
  * Stored `Idempotency-Key` claims and outcomes, shared by every instance. `claim` is atomic: of
  * any number of concurrent requests exactly one owns the claim. The owner holds it for a lease

@@ -6,7 +6,7 @@
  * service's layers over it (`KeyVerifier`), composed in the open by the composition root.
  */
 
-import type { IdempotencyRef } from "./idempotency.js";
+import type { HeldClaim } from "./idempotency.js";
 
 /** Unkey's verdict codes; the embedded store gives the same. */
 export type KeyVerdict =
@@ -126,12 +126,7 @@ export interface VerifyOptions {
    * with the spend itself (`claimCharged`), so that a request taking the claim over after this
    * one's answer was lost (its connection cut after the commit) knows it was paid.
    */
-  claim?: ChargeClaim;
-}
-
-/** An Idempotency-Key claim as its holder names it. */
-export interface ChargeClaim extends IdempotencyRef {
-  owner: string;
+  claim?: HeldClaim;
 }
 
 export interface RollOptions {
@@ -207,5 +202,5 @@ export interface Refund {
    * the request that took it over relies on that charge. The store gives back all it spent for the
    * call in that transaction, the pool's uses included (`pool`: such a store spends pools itself).
    */
-  claim?: ChargeClaim;
+  claim?: HeldClaim;
 }

@@ -4,9 +4,9 @@ import { LRUCache } from "lru-cache";
 import { isConnectionFailure } from "../../db/connection-failure.js";
 import { markChargedIn } from "../../db/idempotency.js";
 import type { DB } from "../../db/schema.js";
+import type { HeldClaim } from "../../ports/idempotency.js";
 import type {
   AccountRow,
-  ChargeClaim,
   CreatedKey,
   CreateKeyInput,
   KeyInfo,
@@ -166,7 +166,7 @@ export class EmbeddedKeyStore implements KeyStore {
     key: string,
     permission: string | undefined,
     cost: number,
-    claim: ChargeClaim | undefined,
+    claim: HeldClaim | undefined,
   ): Promise<KeyVerification> {
     if (!key.startsWith(`${KEY_PREFIX}_`) || key.length > 128) return { kind: "verdict", code: "NOT_FOUND" };
     const now = this.now();

@@ -83,7 +83,7 @@ export function registerContact(app: OpenAPIHono<AppEnv>, deps: ContactDeps): vo
       const claim = await claimOrWait(deps.idempotency, spec, timing, c.req.raw.signal);
       if (claim.kind !== "owned") return answerPrior(c, claim) as never;
       // A mail cannot be unsent: the job runs to its end even when the client goes away.
-      const held = { ref: spec, owner: claim.owner, leaseMs: timing.leaseMs };
+      const held = { scope: spec.scope, key: spec.key, owner: claim.owner, leaseMs: timing.leaseMs };
       const answer = await holding(deps.idempotency, spec, claim.owner, timing, () =>
         sendContactOnce(send, idemKey, held),
       );

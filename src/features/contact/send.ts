@@ -9,7 +9,7 @@ import { idempotencyRefusalError } from "../shared/idempotency-answers.js";
 import { deliverContact } from "./deliver.js";
 import { refundContactLimits, spendContactLimits } from "./limits.js";
 import { pendingGraceMs } from "./outbox.js";
-import { type ContactRow, type ContactStore, type HeldClaim, type NewContact, sameMessage } from "./store.js";
+import { type ContactRow, type ContactStore, type LeasedClaim, type NewContact, sameMessage } from "./store.js";
 
 /** What the contact desk uses of the app's dependencies. */
 export type ContactDeps = Pick<AppDeps, "config" | "database" | "idempotency" | "limiter" | "mail" | "now">;
@@ -28,7 +28,7 @@ export interface ContactSend {
  * Spends the limits, then stores the message and sends it. Under `claim`, stored only while the
  * claim is still this request's: else (taken over) the limits go back and it is a 409.
  */
-export async function sendContact(send: ContactSend, claim?: HeldClaim): Promise<OnceAnswer> {
+export async function sendContact(send: ContactSend, claim?: LeasedClaim): Promise<OnceAnswer> {
   const headers = await spendContactLimits(send.deps.limiter, send.deps.config, send.input.clientKey);
   const stored = await refundingIfThrows(send, () => send.store.create(send.input, claim));
   if (stored) return deliver(send, stored, headers);
@@ -77,7 +77,7 @@ async function deliver(
  * with the outbox's compare-and-set and sent again; `pending` otherwise (the outbox is sending it)
  * → looked at again until IDEMPOTENCY_WAIT_MS, then a 409 with Retry-After.
  */
-export async function sendContactOnce(send: ContactSend, key: string, claim: HeldClaim): Promise<OnceAnswer> {
+export async function sendContactOnce(send: ContactSend, key: string, claim: LeasedClaim): Promise<OnceAnswer> {
   const { deps, store, input } = send;
   const deadline = Date.now() + deps.config.IDEMPOTENCY_WAIT_MS;
   const client = { key: input.clientKey, keyOf: (ip: string) => networkOf(ip, deps.config.CLIENT_IPV6_PREFIX) };

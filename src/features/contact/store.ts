@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { renewIn } from "../../db/idempotency.js";
 import type { DB } from "../../db/schema.js";
-import type { IdempotencyRef } from "../../ports/idempotency.js";
+import type { HeldClaim } from "../../ports/idempotency.js";
 
 export type ContactRow = Selectable<DB["contact_messages"]>;
 export type ContactStatus = "pending" | "sent" | "failed";
@@ -34,9 +34,7 @@ export interface ContactClient {
 }
 
 /** The Idempotency-Key claim a message is stored under, as its holder names it, and its lease. */
-export interface HeldClaim {
-  ref: IdempotencyRef;
-  owner: string;
+export interface LeasedClaim extends HeldClaim {
   leaseMs: number;
 }
 
@@ -59,8 +57,8 @@ export class ContactStore {
    * outlived its lease) never finds no message and stores one too; undefined when it was taken.
    */
   async create(input: NewContact): Promise<ContactRow>;
-  async create(input: NewContact, claim: HeldClaim | undefined): Promise<ContactRow | undefined>;
-  async create(input: NewContact, claim?: HeldClaim): Promise<ContactRow | undefined> {
+  async create(input: NewContact, claim: LeasedClaim | undefined): Promise<ContactRow | undefined>;
+  async create(input: NewContact, claim?: LeasedClaim): Promise<ContactRow | undefined> {
     const now = this.now();
     const at = now.toISOString();
     const row: ContactRow = {
@@ -86,7 +84,7 @@ export class ContactStore {
     }
     const leaseUntil = new Date(now.getTime() + claim.leaseMs).toISOString();
     return this.db.transaction().execute(async (tx) => {
-      const held = await renewIn(tx, claim.ref, claim.owner, leaseUntil).executeTakeFirst();
+      const held = await renewIn(tx, claim, claim.owner, leaseUntil).executeTakeFirst();
       if (Number(held.numUpdatedRows) === 0) return undefined;
       await tx.insertInto("contact_messages").values(row).execute();
       return row;

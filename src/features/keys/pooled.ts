@@ -1,11 +1,5 @@
-import type {
-  ChargeClaim,
-  KeyRateLimitState,
-  KeyVerification,
-  KeyVerifier,
-  Refund,
-  VerifyOptions,
-} from "../../ports/key-store.js";
+import type { HeldClaim } from "../../ports/idempotency.js";
+import type { KeyRateLimitState, KeyVerification, KeyVerifier, Refund, VerifyOptions } from "../../ports/key-store.js";
 import type { LimitDecision, LimitRule, RateLimiter } from "../../ports/rate-limiter.js";
 import { type AccountQuotas, fewer, type Pool } from "./account-quota.js";
 
@@ -45,7 +39,7 @@ export class Pooled implements KeyVerifier {
     v: KeyVerification & { kind: "verdict" },
     cost: number,
     release: (() => void) | undefined,
-    claim: ChargeClaim | undefined,
+    claim: HeldClaim | undefined,
   ): Promise<KeyVerification> {
     if (v.code !== "VALID" || !v.keyId) {
       if (v.code !== "USAGE_EXCEEDED" || !v.keyId || cost === 0) return v;
@@ -116,10 +110,11 @@ export class Pooled implements KeyVerifier {
   }
 
   /**
-   * A USAGE_EXCEEDED whose uses (the key's own, or its account's) were spent first and may be held by concurrent calls that the account's rate
-   * limit is refusing — they give them back. With the account's window full the call is rate
-   * limited too, and so told: `RATE_LIMITED`, as the limiter-first order answers, never a
-   * USAGE_EXCEEDED (Retry-After an hour) while uses are coming back. Reads the window, spends nothing.
+   * A USAGE_EXCEEDED whose uses (the key's own, or its account's) were spent first and may be
+   * held by concurrent calls that the account's rate limit is refusing — they give them back.
+   * With the account's window full the call is rate limited too, and so told: `RATE_LIMITED`, as
+   * the limiter-first order answers, never a USAGE_EXCEEDED (Retry-After an hour) while uses are
+   * coming back. Reads the window, spends nothing.
    */
   private async ratherRateLimited<T extends KeyVerification & { kind: "verdict" }>(
     v: T,

@@ -99,9 +99,9 @@ export function registerVat(app: OpenAPIHono<AppEnv>, deps: Pick<AppDeps, "confi
       body.vat_number = { ...verdict, registration: await registration(deps.vatRegistry, parsed.country, verdict) };
       return c.json(body, 200);
     }
-    // c.json's bytes and their ETag, made once per query as sent and the date it resolved to (every
-    // time with the answer cache off)
-    // (the body echoes the query: {"query":…,<the (country, date) answer's keys>}).
+    // c.json's bytes and their ETag, made once per query as sent and the date it resolved to (the
+    // body echoes the query: {"query":…,<the (country, date) answer's keys>}); every time with the
+    // answer cache off.
     const key = `${query.code}\n${query.date ?? ""}\n${date}`;
     let kept = answers?.get(key);
     if (kept === undefined) {

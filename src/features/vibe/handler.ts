@@ -7,7 +7,7 @@ import { type AuthenticatedKey, bearerToken, verifyKey } from "../../http/key-au
 import type { AppEnv } from "../../http/types.js";
 import { sha256Hex } from "../../lib/hash.js";
 import { LABELS } from "../../ports/classifier.js";
-import type { ChargeClaim } from "../../ports/key-store.js";
+import type { HeldClaim } from "../../ports/idempotency.js";
 import {
   afterFailure,
   claimOrWait,
@@ -54,14 +54,15 @@ function invalidBody(check: BodyCheck | ApiError): ApiError | null {
  * then the job — and the key is verified on every call (no cached verdicts), replays and conflicts
  * included, always before the job runs.
  *
- * Charging: one use when the job runs, given back when it fails or the client goes away first. With an `Idempotency-Key` the
- * key is claimed first (scope: SHA-256 of the presented API key, so claiming needs no
- * verification), atomically: only the request that owns the claim verifies with cost 1, and
- * records on the claim that it paid — the embedded key store in the statement (or transaction)
- * that spends the use, so the record is committed with the charge or not at all. Concurrent copies wait for its answer and replay it, or get
- * a 409; they, replays and invalid bodies verify with cost 0, and so does a takeover of a claim
- * whose cut holder's charge is recorded on it (one whose holder never paid pays). Undoing after
- * a failure (the record, the refund, the claim) is retried until the data tier takes it.
+ * Charging: one use when the job runs, given back when it fails or the client goes away first.
+ * With an `Idempotency-Key` the key is claimed first (scope: SHA-256 of the presented API key, so
+ * claiming needs no verification), atomically: only the request that owns the claim verifies with
+ * cost 1, and records on the claim that it paid — the embedded key store in the statement (or
+ * transaction) that spends the use, so the record is committed with the charge or not at all.
+ * Concurrent copies wait for its answer and replay it, or get a 409; they, replays and invalid
+ * bodies verify with cost 0, and so does a takeover of a claim whose cut holder's charge is
+ * recorded on it (one whose holder never paid pays). Undoing after a failure (the record, the
+ * refund, the claim) is retried until the data tier takes it.
  */
 export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promise<Response> {
   const token = bearerToken(c.req.header("authorization"));
@@ -74,7 +75,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
   const idemKeyValid = idemKey === undefined || IDEMPOTENCY_KEY.test(idemKey);
   const texts = check instanceof ApiError || !check.ok ? null : check.texts;
   // The key's rate limit as this verification spent it: on every answer from here on (its 429 too).
-  const verify = (cost: number, claim?: ChargeClaim) =>
+  const verify = (cost: number, claim?: HeldClaim) =>
     verifyKey(c, deps.keys, token, { permission: deps.config.KEY_PERMISSION, cost, ...(claim && { claim }) });
 
   if (texts === null || !idemKeyValid || bodyError) {
@@ -165,7 +166,7 @@ export async function classifyHandler(c: Context<AppEnv>, deps: VibeDeps): Promi
  * `claim`, clears the charge the store recorded on it too (false: the claim was taken over, and
  * nothing was given back).
  */
-function refund(deps: VibeDeps, key: AuthenticatedKey, claim?: ChargeClaim): Promise<boolean> {
+function refund(deps: VibeDeps, key: AuthenticatedKey, claim?: HeldClaim): Promise<boolean> {
   return deps.keys.refund(key.keyId, 1, claim ? { ...key, claim } : key);
 }
 
