@@ -247,8 +247,7 @@ function calendarDay(date: string, zone: CachedIanaZone): { at: number; date: st
   // plus({ days: 1 }) (the time of day kept), then startOf("day").
   const [next, no] = fixOffset(localTs([s[0], s[1], s[2] + 1, s[3], s[4], s[5], s[6]]), so, zone);
   const [end] = fixOffset(midnight(localFields(next, no)), no, zone);
-  const pad = (v: number, w: number) => String(v).padStart(w, "0");
-  return { at, date: `${pad(s[0], 4)}-${pad(s[1], 2)}-${pad(s[2], 2)}`, start, end };
+  return { at, date: `${pad4(s[0])}-${pad2(s[1])}-${pad2(s[2])}`, start, end };
 }
 
 function luxonWhen(date: string | undefined, zone: string, now: Date, zones?: TimeZones): When {
