@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { DateTime, Settings } from "luxon";
 import tzlookup from "tz-lookup";
 import { TZDB_LINK_NAMES } from "./zone-links.js";
-import { CachedIanaZone, type TimeZones } from "./zones.js";
+import { CachedIanaZone, type LocalFields, localTs, type TimeZones } from "./zones.js";
 
 export { LocalToday, TimeZones } from "./zones.js";
 
@@ -189,11 +189,8 @@ export function resolveWhen(date: string | undefined, zone: string, now: Date, z
   };
 }
 
-/** Year, month, day, hour, minute, second, millisecond. */
-type Fields = [number, number, number, number, number, number, number];
-
 /** Local calendar fields of an instant at offset `o` (minutes): luxon's tsToObj. */
-function localFields(ts: number, o: number): Fields {
+function localFields(ts: number, o: number): LocalFields {
   const d = new Date(ts + o * 60_000);
   return [
     d.getUTCFullYear(),
@@ -204,15 +201,6 @@ function localFields(ts: number, o: number): Fields {
     d.getUTCSeconds(),
     d.getUTCMilliseconds(),
   ];
-}
-
-/** Epoch ms of local fields read as UTC: luxon's objToLocalTS (years 0–99 set again after Date.UTC). */
-function localTs([year, month, day, hour, minute, second, ms]: Fields): number {
-  const ts = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  if (year >= 100 || year < 0) return ts;
-  const d = new Date(ts);
-  d.setUTCFullYear(year, month - 1, day);
-  return d.getTime();
 }
 
 /** The instant of a local time given an offset guess: luxon's fixOffset, to [ts, offset]. */
@@ -234,7 +222,7 @@ function fixOffset(local: number, o: number, zone: CachedIanaZone): [number, num
  */
 function calendarDay(date: string, zone: CachedIanaZone): { at: number; date: string; start: number; end: number } {
   const [y, m, d] = date.split("-").map(Number) as [number, number, number];
-  const midnight = ([year, month, day]: Fields): number => localTs([year, month, day, 0, 0, 0, 0]);
+  const midnight = ([year, month, day]: LocalFields): number => localTs([year, month, day, 0, 0, 0, 0]);
   // fromISO: local midnight of the date, from the offset at luxon's now.
   let [ts, o] = fixOffset(localTs([y, m, d, 0, 0, 0, 0]), zone.offset(Settings.now()), zone);
   // set({ hour: 12 }): the other fields as they came out.

@@ -3,6 +3,21 @@ import { DateTime, IANAZone, Info, type Zone } from "luxon";
 
 const HOUR_MS = 3_600_000;
 
+/** Year, month, day, hour, minute, second, millisecond. */
+export type LocalFields = [number, number, number, number, number, number, number];
+
+/**
+ * Epoch ms of local fields read as UTC: luxon's objToLocalTS (Date.UTC reads years 0–99 as
+ * 1900–1999; they are set again).
+ */
+export function localTs([year, month, day, hour, minute, second, ms]: LocalFields): number {
+  const ts = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (year >= 100 || year < 0) return ts;
+  const d = new Date(ts);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getTime();
+}
+
 /**
  * An IANA zone whose offsets are remembered per hour. luxon asks `Intl` for the offset of every
  * instant it touches (formatToParts, about 3 µs each, a dozen times per moon report); offsets
@@ -51,13 +66,7 @@ export class CachedIanaZone extends IANAZone {
     const n = (i: number) => Number(parsed[i]);
     const [month, day, hour] = [n(1), n(2), n(5)];
     const year = parsed[4] === "BC" ? -Math.abs(n(3)) + 1 : n(3);
-    let local = Date.UTC(year, month - 1, day, hour === 24 ? 0 : hour, n(6), n(7), 0);
-    // Date.UTC reads years 0–99 as 1900–1999 (luxon's objToLocalTS sets them again).
-    if (year < 100 && year >= 0) {
-      const d = new Date(local);
-      d.setUTCFullYear(year, month - 1, day);
-      local = d.getTime();
-    }
+    const local = localTs([year, month, day, hour === 24 ? 0 : hour, n(6), n(7), 0]);
     const over = ts % 1000;
     return (local - (ts - (over >= 0 ? over : 1000 + over))) / 60_000;
   }
