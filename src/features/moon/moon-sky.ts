@@ -14,6 +14,7 @@ import {
   Search,
 } from "astronomy-engine";
 import { LRUCache } from "lru-cache";
+import { eventsIn } from "../shared/rise-set.js";
 
 /**
  * Moonrise, moonset and transit as astronomy-engine's SearchRiseSet and SearchHourAngle find them,
@@ -305,28 +306,12 @@ export function searchTransit(sky: MoonSky, start: AstroTime): AstroTime {
   }
 }
 
-const DAY_MS = 86_400_000;
-
 /** Every moonrise (+1) or moonset (−1) in [from, until), as the shared `crossings` finds them. */
 export function riseSets(sky: MoonSky, direction: 1 | -1, from: Date, until: Date): Date[] {
-  const found: Date[] = [];
-  let t = from;
-  while (t < until) {
-    const hit = searchRiseSet(sky, direction, MakeTime(t), (until.getTime() - t.getTime()) / DAY_MS)?.date;
-    if (!hit || hit >= until) break;
-    found.push(hit);
-    t = new Date(hit.getTime() + 60_000);
-  }
-  return found;
+  return eventsIn(from, until, (t, daysLeft) => searchRiseSet(sky, direction, MakeTime(t), daysLeft)?.date);
 }
 
 /** Every upper culmination in [from, until), as the shared `culminations` finds them. */
 export function transits(sky: MoonSky, from: Date, until: Date): Date[] {
-  const found: Date[] = [];
-  for (let t = from; ; ) {
-    const hit = searchTransit(sky, MakeTime(t)).date;
-    if (hit >= until) return found;
-    found.push(hit);
-    t = new Date(hit.getTime() + 60_000);
-  }
+  return eventsIn(from, until, (t) => searchTransit(sky, MakeTime(t)).date);
 }
