@@ -10,17 +10,9 @@ import {
   type FeatureOptions,
   featureBuffer,
   featurize,
-  MAX_EMBEDDING_DIM,
   VADER_DENSE,
 } from "../../src/adapters/classifier/features.js";
-import {
-  CLASSES,
-  calibrated,
-  type Embedding,
-  embed,
-  type LinearModel,
-  logits,
-} from "../../src/adapters/classifier/linear-model.js";
+import { CLASSES, calibrated, type LinearModel, logits } from "../../src/adapters/classifier/linear-model.js";
 import { readFlag } from "../../src/adapters/classifier/readable.js";
 import { UNREADABLE_SCORES } from "../../src/adapters/classifier/trained.js";
 import { scoresFromCompound } from "../../src/adapters/classifier/vader.js";
@@ -46,11 +38,6 @@ export interface Settings {
    * corpora (those the calibration is fitted with): still one linear model, as fast and as large.
    */
   ensemble: boolean;
-  /** The embedding layer (features.subwords): 2^embBits × embDim; embDim 0 = none. */
-  embBits: number;
-  embDim: number;
-  /** SGD step of the embedding layer, decaying linearly to 0 over the epochs. */
-  embLr: number;
   /** Share of the sparse linear features dropped at random from each training text (0 = none). */
   dropout: number;
   /**
@@ -78,16 +65,7 @@ export function meanModel(models: readonly LinearModel[]): LinearModel {
   }
   for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) / models.length;
   for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) / models.length;
-  if (!first.embedding) return { ...first, weights, dense };
-  const e = first.embedding;
-  const table = new Float32Array(e.table.length);
-  const out = new Float64Array(e.out.length);
-  for (const m of models) {
-    const me = m.embedding as Embedding;
-    for (let j = 0; j < table.length; j++) table[j] = (table[j] as number) + (me.table[j] as number) / models.length;
-    for (let j = 0; j < out.length; j++) out[j] = (out[j] as number) + (me.out[j] as number) / models.length;
-  }
-  return { ...first, weights, dense, embedding: { ...e, table, out } };
+  return { ...first, weights, dense };
 }
 
 /** Sparse and dense features of every text, hashed into 2^MAX_BITS buckets (masked down when trained). */
@@ -98,9 +76,6 @@ export interface Store {
   /** DENSE then VADER_DENSE per text. */
   dense: Float64Array;
   flagged: Uint8Array;
-  /** The embedding layer's inputs of text i: sub[subOffsets[i] .. subOffsets[i + 1]). */
-  subOffsets: Int32Array;
-  sub: Int32Array;
 }
 
 export const MAX_BITS = 20;
@@ -113,9 +88,6 @@ export function featureStore(texts: readonly string[], opts: FeatureOptions): St
   let value = new Float32Array(texts.length * 48);
   const dense = new Float64Array(texts.length * STRIDE);
   const flagged = new Uint8Array(texts.length);
-  const subOffsets = new Int32Array(texts.length + 1);
-  let sub = new Int32Array(opts.subwords ? texts.length * 64 : 0);
-  let atSub = 0;
   let at = 0;
   for (const [i, text] of texts.entries()) {
     featurize(text, MAX_BITS, buf, opts);
@@ -135,30 +107,12 @@ export function featureStore(texts: readonly string[], opts: FeatureOptions): St
     offsets[i + 1] = at;
     dense.set(buf.dense.subarray(0, STRIDE), i * STRIDE);
     flagged[i] = readFlag(text) ? 1 : 0;
-    if (atSub + buf.ns > sub.length) {
-      const ns = new Int32Array(Math.max(sub.length * 2, atSub + buf.ns));
-      ns.set(sub);
-      sub = ns;
-    }
-    sub.set(buf.sub.subarray(0, buf.ns), atSub);
-    atSub += buf.ns;
-    subOffsets[i + 1] = atSub;
   }
-  return {
-    offsets,
-    index: index.slice(0, at),
-    value: value.slice(0, at),
-    dense,
-    flagged,
-    subOffsets,
-    sub: sub.slice(0, atSub),
-  };
+  return { offsets, index: index.slice(0, at), value: value.slice(0, at), dense, flagged };
 }
 
 /** Text i of the store as a FeatureBuffer for `logits`, its buckets masked to 2^bits. */
 export function view(store: Store, i: number, bits: number, scratch: Int32Array): FeatureBuffer {
-  const subFrom = store.subOffsets[i] as number;
-  const subTo = store.subOffsets[i + 1] as number;
   const from = store.offsets[i] as number;
   const to = store.offsets[i + 1] as number;
   const mask = (1 << bits) - 1;
@@ -169,13 +123,8 @@ export function view(store: Store, i: number, bits: number, scratch: Int32Array)
     n: to - from,
     dense: store.dense.subarray(i * STRIDE, (i + 1) * STRIDE),
     negation: new Float64Array(0),
-    sub: store.sub.subarray(subFrom, subTo),
-    ns: subTo - subFrom,
-    hidden: viewHidden,
   };
 }
-
-const viewHidden = new Float64Array(MAX_EMBEDDING_DIM);
 
 /** Each corpus weighs size^−balance, each class within a corpus alike; mean weight 1. */
 export function rowWeights(examples: readonly Example[], rows: readonly number[], balance: number): Float64Array {
@@ -197,16 +146,7 @@ export function rowWeights(examples: readonly Example[], rows: readonly number[]
   return Float64Array.from(raw, (w) => w / mean);
 }
 
-/** Embedding rows drawn uniformly from ±1/dim (fastText's start), the output matrix at 0. */
-function newEmbedding(s: Settings): Embedding {
-  const draw = rng(7);
-  const table = new Float32Array((1 << s.embBits) * s.embDim);
-  for (let j = 0; j < table.length; j++) table[j] = (draw() * 2 - 1) / s.embDim;
-  return { bits: s.embBits, dim: s.embDim, table, scale: 1, out: new Float64Array(s.embDim * CLASSES) };
-}
-
 export const newModel = (s: Settings): LinearModel => ({
-  ...(s.embDim > 0 ? { embedding: newEmbedding(s) } : {}),
   bits: s.bits,
   weights: new Float32Array((1 << s.bits) * CLASSES),
   scale: [1, 1, 1],
@@ -240,9 +180,6 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
   const scratch = new Int32Array(8192);
   const keptValue = new Float32Array(8192);
   const grad = [0, 0, 0];
-  const emb = model.embedding;
-  const h = new Float64Array(MAX_EMBEDDING_DIM);
-  const dh = new Float64Array(MAX_EMBEDDING_DIM);
   const steps = (s.epochs - 1) * order.length;
   const corpusIndex = new Map<string, number>();
   for (const r of rows) {
@@ -250,7 +187,6 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
     if (!corpusIndex.has(c)) corpusIndex.set(c, corpusIndex.size);
   }
   const adapt = s.adapt > 0 ? corpusCopies(corpusIndex.size, s) : undefined;
-  let step = 0;
   let seen = 0;
   for (let epoch = 0; epoch < s.epochs; epoch++) {
     for (let i = order.length - 1; i > 0; i--) {
@@ -262,10 +198,8 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
     for (const o of order) {
       const r = rows[o] as number;
       const f = view(store, r, s.bits, scratch);
-      if (epoch === 0) {
-        f.n = 0;
-        f.ns = 0;
-      } else if (s.dropout > 0) {
+      if (epoch === 0) f.n = 0;
+      else if (s.dropout > 0) {
         let kept = 0;
         for (let k = 0; k < f.n; k++) {
           if (draw() < s.dropout) continue;
@@ -292,25 +226,6 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
         }
       }
       if (adapt) adapt.step(own, f, grad);
-      if (emb && f.ns > 0) {
-        const lr = s.embLr * Math.max(0, 1 - step++ / steps);
-        const dim = emb.dim;
-        embed(emb, f, h);
-        const o = emb.out;
-        for (let d = 0; d < dim; d++) {
-          let g = 0;
-          for (let c = 0; c < 3; c++) g += (o[d * 3 + c] as number) * (grad[c] as number);
-          dh[d] = (lr * g) / f.ns;
-          for (let c = 0; c < 3; c++)
-            o[d * 3 + c] = (o[d * 3 + c] as number) - lr * (grad[c] as number) * (h[d] as number);
-        }
-        const mask = (1 << emb.bits) - 1;
-        const t = emb.table;
-        for (let k = 0; k < f.ns; k++) {
-          const base = ((f.sub[k] as number) & mask) * dim;
-          for (let d = 0; d < dim; d++) t[base + d] = (t[base + d] as number) - (dh[d] as number);
-        }
-      }
       for (let d = 0; d < STRIDE; d++) {
         const x = f.dense[d] as number;
         if (x === 0) continue;
@@ -381,12 +296,7 @@ export function quantise(model: LinearModel): LinearModel {
     scale[c] = sc;
     for (let j = c; j < w.length; j += 3) q[j] = Math.max(-127, Math.min(127, Math.round((w[j] as number) / sc)));
   }
-  const e = model.embedding;
-  if (!e || e.table instanceof Int8Array) return { ...model, weights: q, scale };
-  const mags = Float32Array.from(e.table, Math.abs).sort();
-  const es = (mags[Math.floor(mags.length * 0.9999)] as number) / 127 || 1;
-  const table = Int8Array.from(e.table, (x) => Math.max(-127, Math.min(127, Math.round(x / es))));
-  return { ...model, weights: q, scale, embedding: { ...e, table, scale: e.scale * es } };
+  return { ...model, weights: q, scale };
 }
 
 /** Raw logits (before calibration) of `rows`. */

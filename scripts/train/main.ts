@@ -19,8 +19,7 @@
  * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
  * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
  * --chargrams=0|1 --market=0|1 --calmix=W
- * --calbalance=X --ensemble=0|1 --skipurls=0|1, the embedding layer --embdim=N (0: none)
- * --embbits=N --emblr=X, --dropout=X (sparse features dropped in training) and --adapt=X (each
+ * --calbalance=X --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped in training) and --adapt=X (each
  * corpus's own copy of the weights in training), --seed=N (the training order's), --seeds=K (the
  * mean of K models trained in K orders), --decay=0|1 (the sparse step decays to 0) (defaults:
  * SHIPPED below).
@@ -59,9 +58,6 @@ export const SHIPPED: Settings = {
   calMix: 0,
   calBalance: 1,
   ensemble: false,
-  embBits: 15,
-  embDim: 0,
-  embLr: 0.2,
   dropout: 0,
   adapt: 0,
   seed: 42,
@@ -80,7 +76,6 @@ function settings(argv: readonly string[]): Settings {
       bigrams: num("bigrams", SHIPPED.features.bigrams ? 1 : 0) === 1,
       charGrams: num("chargrams", SHIPPED.features.charGrams ? 1 : 0) === 1,
       market: num("market", SHIPPED.features.market ? 1 : 0) === 1,
-      subwords: num("embdim", SHIPPED.embDim) > 0,
       skipUrls: num("skipurls", SHIPPED.features.skipUrls ? 1 : 0) === 1,
     },
     epochs: num("epochs", SHIPPED.epochs),
@@ -90,9 +85,6 @@ function settings(argv: readonly string[]): Settings {
     calMix: num("calmix", SHIPPED.calMix),
     calBalance: num("calbalance", SHIPPED.calBalance),
     ensemble: num("ensemble", SHIPPED.ensemble ? 1 : 0) === 1,
-    embBits: num("embbits", SHIPPED.embBits),
-    embDim: num("embdim", SHIPPED.embDim),
-    embLr: num("emblr", SHIPPED.embLr),
     dropout: num("dropout", SHIPPED.dropout),
     adapt: num("adapt", SHIPPED.adapt),
     seed: num("seed", SHIPPED.seed),

@@ -46,11 +46,6 @@ const EMOTICON = 0x165667b1;
 const VALENCE = 0xd3a2646c;
 const BIGRAM = 0x27d4eb2f;
 const CHARGRAM = 0x61c88647;
-const SUBWORD = 0x7feb352d;
-
-/** Character n-grams of the embedding layer's inputs: MIN_GRAM to MAX_GRAM code units. */
-const MIN_GRAM = 3;
-const MAX_GRAM = 5;
 
 /**
  * Feature choices: each weights file names the ones it was trained on (DEFAULT_FEATURES when
@@ -65,12 +60,6 @@ export interface FeatureOptions {
   charGrams: boolean;
   /** MARKET_WORDS join the lexicon features (absent: they do not). */
   market?: boolean;
-  /**
-   * The embedding layer's inputs (`FeatureBuffer.sub`): each (possibly negation-marked) word, each
-   * bigram when `bigrams`, each emoticon, and the character 3- to 5-grams of each word between
-   * < and > (absent: none).
-   */
-  subwords?: boolean;
   /** Web addresses (http:// or https:// up to the next space) are no words (absent: they are). */
   skipUrls?: boolean;
 }
@@ -110,14 +99,7 @@ export interface FeatureBuffer {
    * positive and negative lexicon words fell in a negation's scope (each capped at 3, over 3).
    */
   negation: Float64Array;
-  /** The embedding layer's inputs (FeatureOptions.subwords): `ns` 32-bit hashes. */
-  sub: Int32Array;
-  ns: number;
-  /** Scratch of the embedding layer (its mean embedding; MAX_EMBEDDING_DIM long). */
-  hidden: Float64Array;
 }
-
-export const MAX_EMBEDDING_DIM = 64;
 
 export const NEGATION_EXTRA = ["negation_word", "negated_positive", "negated_negative"] as const;
 
@@ -130,9 +112,6 @@ export function featureBuffer(): FeatureBuffer {
     n: 0,
     dense: new Float64Array(DENSE.length + VADER_DENSE.length),
     negation: new Float64Array(NEGATION_EXTRA.length),
-    sub: new Int32Array(MAX_SPARSE),
-    ns: 0,
-    hidden: new Float64Array(MAX_EMBEDDING_DIM),
   };
 }
 
@@ -225,19 +204,6 @@ function tokens(text: string, emoticons: string[]): Word[] {
 
 const URL = /https?:\/\/\S*/g;
 
-/** The hashes of `<w>`'s character MIN_GRAM- to MAX_GRAM-grams, without building the strings. */
-function charGramsInto(w: string, push: (h: number) => void): void {
-  const len = w.length + 2;
-  const at = (k: number) => (k === 0 ? 60 : k === len - 1 ? 62 : w.charCodeAt(k - 1));
-  for (let j = 0; j + MIN_GRAM <= len; j++) {
-    let h = SUBWORD;
-    for (let k = j; k < j + MAX_GRAM && k < len; k++) {
-      h = Math.imul(h ^ at(k), 0x01000193);
-      if (k - j + 1 >= MIN_GRAM) push(mix(h));
-    }
-  }
-}
-
 function isNegation(w: string): boolean {
   return NEGATIONS.has(w) || w.endsWith("n't") || NEGATIONS.has(w.replace("'", ""));
 }
@@ -259,12 +225,6 @@ export function featurize(
   const idx = buf.index;
   const push = (h: number) => {
     if (n < MAX_SPARSE) idx[n++] = h & mask;
-  };
-  const subwords = opts.subwords === true;
-  let ns = 0;
-  const sub = buf.sub;
-  const pushSub = (h: number) => {
-    if (ns < MAX_SPARSE) sub[ns++] = h;
   };
   let exclamations = 0;
   let questions = 0;
@@ -297,11 +257,6 @@ export function featurize(
     const hw = negated ? mix(h ^ NEG_WORD) : h;
     push(hw);
     if (opts.bigrams && i > 0) push(mix(Math.imul(prev, 31) ^ hw ^ BIGRAM));
-    if (subwords) {
-      pushSub(hw);
-      if (opts.bigrams && i > 0) pushSub(mix(Math.imul(prev, 31) ^ hw ^ BIGRAM));
-      charGramsInto(w, pushSub);
-    }
     prev = hw;
     if (opts.charGrams && w.length >= 3) {
       const padded = `^${w}$`;
@@ -337,7 +292,6 @@ export function featurize(
   }
   for (const e of emoticons) {
     push(hashString(e, EMOTICON));
-    if (subwords) pushSub(hashString(e, EMOTICON));
     const v = LEXICON.get(e);
     if (v !== undefined) {
       hits++;
@@ -350,7 +304,6 @@ export function featurize(
   const val = buf.value;
   for (let k = 0; k < n; k++) val[k] = scale;
   buf.n = n;
-  buf.ns = ns;
   if (sum !== 0) {
     const emphasis = Math.min(exclamations, 4) * 0.292;
     sum += sum > 0 ? emphasis : -emphasis;

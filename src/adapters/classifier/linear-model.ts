@@ -20,42 +20,10 @@ export interface LinearModel {
   vader?: boolean;
   /** The sparse features it was trained on (DEFAULT_FEATURES when absent). */
   features?: FeatureOptions;
-  /** The embedding layer, whose logits add to the linear ones (absent: none). */
-  embedding?: Embedding;
   temperature: number;
   /** Per-class gain on the logits (vector scaling); [1, 1, 1] when only a temperature is fitted. */
   gain: [number, number, number];
   bias: [number, number, number];
-}
-
-/**
- * A fastText-style layer over `FeatureBuffer.sub` (words, bigrams, character n-grams): the mean of
- * their rows of a 2^bits × dim table (int8 · scale when shipped), times a dim × 3 output matrix.
- */
-export interface Embedding {
-  bits: number;
-  dim: number;
-  /** table[bucket * dim + d] · scale */
-  table: Int8Array | Float32Array;
-  scale: number;
-  /** out[d * 3 + class] */
-  out: Float64Array;
-}
-
-/** The mean embedding of the inputs in `buf` into `h` (dim long); false when there are none. */
-export function embed(e: Embedding, buf: FeatureBuffer, h: Float64Array): boolean {
-  const dim = e.dim;
-  h.fill(0, 0, dim);
-  if (buf.ns === 0) return false;
-  const mask = (1 << e.bits) - 1;
-  const t = e.table;
-  for (let k = 0; k < buf.ns; k++) {
-    const base = ((buf.sub[k] as number) & mask) * dim;
-    for (let d = 0; d < dim; d++) h[d] = (h[d] as number) + (t[base + d] as number);
-  }
-  const s = e.scale / buf.ns;
-  for (let d = 0; d < dim; d++) h[d] = (h[d] as number) * s;
-  return true;
 }
 
 /** Raw logits of the features in `buf` (before calibration), written into `out`; every dense weight counts. */
@@ -81,17 +49,6 @@ export function logits(model: LinearModel, buf: FeatureBuffer, out: Float64Array
     a += (d[f * 3] as number) * x;
     b += (d[f * 3 + 1] as number) * x;
     c += (d[f * 3 + 2] as number) * x;
-  }
-  const e = model.embedding;
-  const hidden = buf.hidden;
-  if (e && embed(e, buf, hidden)) {
-    const o = e.out;
-    for (let k = 0; k < e.dim; k++) {
-      const x = hidden[k] as number;
-      a += (o[k * 3] as number) * x;
-      b += (o[k * 3 + 1] as number) * x;
-      c += (o[k * 3 + 2] as number) * x;
-    }
   }
   out[0] = a;
   out[1] = b;

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_FEATURES, DENSE, type FeatureOptions, MAX_EMBEDDING_DIM, VADER_DENSE } from "./features.js";
+import { DEFAULT_FEATURES, DENSE, type FeatureOptions, VADER_DENSE } from "./features.js";
 import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
@@ -20,17 +20,14 @@ interface Header {
   temperature: number;
   gain: [number, number, number];
   bias: [number, number, number];
-  /** The sparse features (negation scope, bigrams, character 3-grams, market words, subwords). */
+  /** The sparse features (negation scope, bigrams, character 3-grams, market words, web addresses). */
   features: FeatureOptions;
-  /** The embedding layer, whose int8 table follows the sparse weights (absent: none). */
-  embedding?: { bits: number; dim: number; scale: number; out: number[] };
 }
 
 /**
  * The weights file: "ALSENT01", a little-endian uint32 length, a JSON header (name, version,
  * bucket bits, per-class scales, dense weights, calibration: temperature, per-class gain and bias,
- * sparse feature options, the embedding layer's shape, scale and output matrix when it has one),
- * then 3 · 2^bits int8 weights, then the embedding layer's 2^bits · dim int8 table.
+ * sparse feature options), then 3 · 2^bits int8 weights.
  */
 export function encodeModel(model: LinearModel): Buffer {
   if (!(model.weights instanceof Int8Array)) throw new Error("quantise the model before writing it");
@@ -49,18 +46,11 @@ export function encodeModel(model: LinearModel): Buffer {
     bias: model.bias,
     features: model.features ?? DEFAULT_FEATURES,
   };
-  const e = model.embedding;
-  if (e) {
-    if (!(e.table instanceof Int8Array)) throw new Error("quantise the embedding layer before writing it");
-    header.embedding = { bits: e.bits, dim: e.dim, scale: e.scale, out: [...e.out] };
-  }
   const json = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(4);
   len.writeUInt32LE(json.length);
   const w = model.weights;
-  const parts = [Buffer.from(MAGIC), len, json, Buffer.from(w.buffer, w.byteOffset, w.byteLength)];
-  if (e) parts.push(Buffer.from(e.table.buffer, e.table.byteOffset, e.table.byteLength));
-  return Buffer.concat(parts);
+  return Buffer.concat([Buffer.from(MAGIC), len, json, Buffer.from(w.buffer, w.byteOffset, w.byteLength)]);
 }
 
 export function decodeModel(bytes: Buffer): LinearModel & { name: string; version: string } {
@@ -71,19 +61,10 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
   if (!vader && header.denseNames.join() !== DENSE.join())
     throw new Error("model file's dense features differ from this code's");
   const body = bytes.subarray(12 + len);
-  const e = header.embedding;
-  if (e && e.dim > MAX_EMBEDDING_DIM) throw new Error(`the embedding layer is wider than ${MAX_EMBEDDING_DIM}`);
   const sparse = CLASSES << header.bits;
-  if (body.length !== sparse + (e ? e.dim << e.bits : 0)) throw new Error("model file is truncated");
+  if (body.length !== sparse) throw new Error("model file is truncated");
   const weights = new Int8Array(sparse);
   weights.set(new Int8Array(body.buffer, body.byteOffset, sparse));
-  const embedding = e && {
-    bits: e.bits,
-    dim: e.dim,
-    scale: e.scale,
-    out: Float64Array.from(e.out),
-    table: Int8Array.from(new Int8Array(body.buffer, body.byteOffset + sparse, e.dim << e.bits)),
-  };
   return {
     name: header.name,
     version: header.version,
@@ -96,7 +77,6 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
     gain: header.gain,
     bias: header.bias,
     features: header.features ?? DEFAULT_FEATURES,
-    ...(embedding ? { embedding } : {}),
   };
 }
 

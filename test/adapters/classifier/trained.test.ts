@@ -1,8 +1,7 @@
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  DEFAULT_FEATURES,
   DENSE,
   featureBuffer,
   featurize,
@@ -137,32 +136,20 @@ describe("the weights file", () => {
     expect(() => decodeModel(bytes.subarray(0, bytes.length - 1))).toThrow("truncated");
   });
 
-  it("carries an embedding layer, whose mean row of the text's words and character n-grams adds to the logits", () => {
-    const model = loadShippedModel();
-    const features = { ...DEFAULT_FEATURES, ...model.features, subwords: true };
-    const table = Int8Array.from({ length: 2 << 4 }, (_, j) => (j % 7) - 3);
-    const embedding = { bits: 4, dim: 2, table, scale: 0.5, out: Float64Array.from([1, 0, -1, 0.5, 0, -0.5]) };
-    const withLayer = { ...model, features, embedding };
-    const again = decodeModel(encodeModel(withLayer));
-    expect(again.embedding).toEqual(embedding);
-    expect(encodeModel(again).equals(encodeModel(withLayer))).toBe(true);
-    const buf = featureBuffer();
-    featurize("not a great day", model.bits, buf, features);
-    // the words, the bigrams and the 3- to 5-grams of "<not>", "<a>", "<great>", "<day>"
-    expect(buf.ns).toBe(4 + 3 + 6 + 1 + 12 + 6);
-    const h = [0, 0];
-    for (let k = 0; k < buf.ns; k++)
-      for (let d = 0; d < 2; d++) h[d] = (h[d] as number) + (table[((buf.sub[k] as number) & 15) * 2 + d] as number);
-    const [h0, h1] = h.map((x) => (x * 0.5) / buf.ns) as [number, number];
-    const plain = new Float64Array(3);
-    const z = new Float64Array(3);
-    logits({ ...model, features }, buf, plain);
-    logits(again, buf, z);
-    expect(z[0]).toBeCloseTo((plain[0] as number) + h0 + 0.5 * h1, 12);
-    expect(z[1]).toBeCloseTo(plain[1] as number, 12);
-    expect(z[2]).toBeCloseTo((plain[2] as number) - h0 - 0.5 * h1, 12);
-    const wide = encodeModel({ ...withLayer, embedding: { ...embedding, dim: 65, table: new Int8Array(65 << 4) } });
-    expect(() => decodeModel(wide)).toThrow(/wider/);
+  it("holds the header and the sparse weights only: bytes after them are refused, the header names known features", () => {
+    const bytes = readFileSync(shippedModelPath());
+    expect(() => decodeModel(Buffer.concat([bytes, Buffer.alloc(2 << 4)]))).toThrow();
+    const header = JSON.parse(bytes.subarray(12, 12 + bytes.readUInt32LE(8)).toString()) as Record<string, unknown>;
+    expect(Object.keys(header).sort()).toEqual(
+      ["bias", "dense", "denseNames", "features", "gain", "name", "scale", "temperature", "version", "bits"].sort(),
+    );
+    expect(Object.keys(header.features as object).sort()).toEqual([
+      "bigrams",
+      "charGrams",
+      "market",
+      "negation",
+      "skipUrls",
+    ]);
   });
 
   it("with skipUrls a web address makes no words", () => {
