@@ -18,7 +18,7 @@
  * (those folds only), --loco-only (no shipped model), --loco-out=FILE (write the folds' rows),
  * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
  * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
- * --chargrams=0|1 --market=0|1 --calmix=W
+ * --chargrams=0|1 --market=0|1 --business=0|1 --direction=0|1 --signed=0|1 --calmix=W
  * --calbalance=X --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped in training) and --adapt=X (each
  * corpus's own copy of the weights in training), --seed=N (the training order's), --seeds=K (the
  * mean of K models trained in K orders), --decay=0|1 (the sparse step decays to 0) (defaults:
@@ -50,7 +50,15 @@ import { type LocoRow, printTable, type Report, writeCard } from "./report.js";
 /** The shipped settings. */
 export const SHIPPED: Settings = {
   bits: 18,
-  features: { negation: "window", bigrams: true, charGrams: false, market: true },
+  features: {
+    negation: "window",
+    bigrams: true,
+    charGrams: false,
+    market: true,
+    business: true,
+    direction: true,
+    signed: true,
+  },
   epochs: 6,
   sparseLr: 0.1,
   l2: 1e-6,
@@ -76,6 +84,9 @@ function settings(argv: readonly string[]): Settings {
       bigrams: num("bigrams", SHIPPED.features.bigrams ? 1 : 0) === 1,
       charGrams: num("chargrams", SHIPPED.features.charGrams ? 1 : 0) === 1,
       market: num("market", SHIPPED.features.market ? 1 : 0) === 1,
+      business: num("business", SHIPPED.features.business ? 1 : 0) === 1,
+      direction: num("direction", SHIPPED.features.direction ? 1 : 0) === 1,
+      signed: num("signed", SHIPPED.features.signed ? 1 : 0) === 1,
       skipUrls: num("skipurls", SHIPPED.features.skipUrls ? 1 : 0) === 1,
     },
     epochs: num("epochs", SHIPPED.epochs),

@@ -60,6 +60,16 @@ export interface FeatureOptions {
   charGrams: boolean;
   /** MARKET_WORDS join the lexicon features (absent: they do not). */
   market?: boolean;
+  /** BUSINESS_WORDS join the lexicon features (absent: they do not). */
+  business?: boolean;
+  /**
+   * A change word (CHANGE_WORDS) takes its sign from the nearest measure (MEASURES) within
+   * CHANGE_REACH words of its clause, whose own valence then counts nothing: "costs rose" and
+   * "profit fell" negative, "cut costs" and "losses narrowed" positive (absent: no such reading).
+   */
+  direction?: boolean;
+  /** A signed percentage ("+5%", "-3.2%") or "up" before a number is a rise or fall (absent: a number). */
+  signed?: boolean;
   /** Web addresses (http:// or https:// up to the next space) are no words (absent: they are). */
   skipUrls?: boolean;
 }
@@ -79,6 +89,59 @@ export const MARKET_WORDS: ReadonlyMap<string, number> = new Map([
   ),
   ...words(-0.8, "trims trimmed"),
 ]);
+
+/**
+ * Words of business results, ratings and events that VADER's lexicon and MARKET_WORDS lack, and
+ * the chart emoji, with a valence on VADER's scale. Chosen from what the words mean, not from any
+ * corpus: a rise is good news unless what rises is bad (FeatureOptions.direction).
+ */
+export const BUSINESS_WORDS: ReadonlyMap<string, number> = new Map([
+  ...words(
+    1.5,
+    "grew grow grows increases increasing jump jumping climb beat topped outpaced outpaces doubled tripled highs gainers uptrend breakout recovery recover recovers recovered recovering turnaround upbeat stellar tailwind tailwinds 📈 🔺",
+  ),
+  ...words(
+    0.8,
+    "raise raised raises raising lift lifts lifted lifting expanded expanding expansion widened widens widening spike spiked spikes upside buyback buybacks repurchase undervalued highest 🚀",
+  ),
+  ...words(
+    -1.5,
+    "decrease decreased decreases decreasing shrink shrank shrinks shrinking shrunk contraction contracted layoff writedown writedowns impairment impairments defaulted insolvency insolvent delisted delisting downtrend underweight headwind headwinds shortfall crashes crashed tanked slowdown halved plummet plummeting tumbling nosedive downbeat unprofitable lackluster tepid fined fines 📉 🔻",
+  ),
+  ...words(
+    -0.8,
+    "reduce reduced reduces reducing narrowed narrows narrowing slowed slows restructuring probe probes sues sued overvalued",
+  ),
+]);
+
+const MARKET_AND_BUSINESS: ReadonlyMap<string, number> = new Map([...MARKET_WORDS, ...BUSINESS_WORDS]);
+
+/** Change words: +1 a rise, −1 a fall ("eased" too, though its own valence is positive). */
+export const CHANGE_WORDS: ReadonlyMap<string, number> = new Map([
+  ...words(
+    1,
+    "rise rises rising rose risen increase increased increases increasing grew grow grows growing jump jumps jumped jumping climb climbs climbed climbing surge surges surged surging soar soars soared soaring higher doubled tripled widened widens widening raise raised raises raising lift lifts lifted lifting boost boosts boosted boosting expand expands expanded expanding spike spiked spikes gained gaining",
+  ),
+  ...words(
+    -1,
+    "fall falls fell fallen falling decline declines declined declining decrease decreased decreases decreasing drop drops dropped dropping shrink shrank shrinks shrinking shrunk lower lowered lowers lowering cut cuts cutting slash slashes slashed reduce reduces reduced reducing halved narrowed narrows narrowing down plunge plunges plunged plunging tumble tumbles tumbled slump slumps slumped sinks sank slides slid sliding dips dipped slips slipped plummet plummets plummeted trims trimmed slowed slows eased eases easing",
+  ),
+]);
+
+/** What changes: +1 good when it grows (profit, sales, …), −1 bad when it grows (losses, costs, debt, …). */
+export const MEASURES: ReadonlyMap<string, number> = new Map([
+  ...words(
+    1,
+    "profit profits profitability revenue revenues sales earnings income eps ebitda ebit margin margins orders bookings dividend dividends growth demand output production deliveries shipments guidance outlook forecast target targets stock stocks shares price valuation cash",
+  ),
+  ...words(
+    -1,
+    "loss losses deficit deficits debt debts cost costs expenses expense liabilities charges provisions impairment impairments writedowns layoffs unemployment jobless inflation fears concerns worries risk risks uncertainty volatility churn defaults delinquencies shortfall outflows",
+  ),
+]);
+
+/** How far (in words, within a clause) a change word reaches the measure it changes. */
+const CHANGE_REACH = 4;
 
 function words(valence: number, list: string): [string, number][] {
   return list.split(" ").map((w) => [w, valence]);
@@ -149,6 +212,8 @@ interface Word {
   upper: boolean;
   /** Position of the clause-ending punctuation right after it, if any. */
   clauseEnd: boolean;
+  /** +1 or −1: a number written as a signed percentage ("+5%", "-3.2%"); else 0. */
+  sign: number;
 }
 
 /** Words (lower-cased, apostrophes trimmed; ’ read as '), emoji and emoticons as their own tokens. */
@@ -159,11 +224,14 @@ function tokens(text: string, emoticons: string[]): Word[] {
   let lows = 0;
   let segStart = 0;
   let segHasWord = false;
+  let start = 0;
+  let end = 0;
   const flush = () => {
     let w = cur;
     while (w.charCodeAt(0) === 39) w = w.slice(1);
     while (w.charCodeAt(w.length - 1) === 39) w = w.slice(0, -1);
-    if (w.length > 0) words.push({ text: w, upper: ups > 1 && lows === 0, clauseEnd: false });
+    if (w.length > 0)
+      words.push({ text: w, upper: ups > 1 && lows === 0, clauseEnd: false, sign: signedPercent(text, start, end) });
     cur = "";
     ups = 0;
     lows = 0;
@@ -171,6 +239,7 @@ function tokens(text: string, emoticons: string[]): Word[] {
   const n = text.length;
   for (let i = 0; i <= n; i++) {
     const c = i < n ? text.charCodeAt(i) : 32;
+    end = i;
     if (c === 32 || c === 9 || c === 10 || c === 13) {
       flush();
       if (!segHasWord && i - segStart >= 2 && i - segStart <= 6) emoticons.push(text.slice(segStart, i).toLowerCase());
@@ -179,6 +248,7 @@ function tokens(text: string, emoticons: string[]): Word[] {
       continue;
     }
     if (isWordChar(c) || c === 0x2019) {
+      if (cur.length === 0) start = i;
       segHasWord = true;
       if (c >= 65 && c <= 90) {
         ups++;
@@ -193,13 +263,67 @@ function tokens(text: string, emoticons: string[]): Word[] {
     if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
       // an emoji (or another astral character) is a token of its own
       segHasWord = true;
-      words.push({ text: text.slice(i, i + 2), upper: false, clauseEnd: false });
+      words.push({ text: text.slice(i, i + 2), upper: false, clauseEnd: false, sign: 0 });
       i++;
     } else if (isClauseEnd(c) && words.length > 0) {
       (words[words.length - 1] as Word).clauseEnd = true;
     }
   }
   return words;
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/**
+ * +1 or −1 when text[start, end) is a number with a sign right before it (and no word character
+ * before the sign) and a per cent sign after it, decimals allowed: "+5%", "-3.2%", "−0,4 %"; else 0.
+ */
+function signedPercent(text: string, start: number, end: number): number {
+  if (start === 0 || !isDigit(text.charCodeAt(start))) return 0;
+  const s = text.charCodeAt(start - 1);
+  const sign = s === 43 ? 1 : s === 45 || s === 0x2212 ? -1 : 0;
+  if (sign === 0 || (start >= 2 && isWordChar(text.charCodeAt(start - 2)))) return 0;
+  for (let k = start; k < end; k++) if (!isDigit(text.charCodeAt(k))) return 0;
+  let k = end;
+  if ((text.charCodeAt(k) === 46 || text.charCodeAt(k) === 44) && isDigit(text.charCodeAt(k + 1))) {
+    k++;
+    while (isDigit(text.charCodeAt(k))) k++;
+  }
+  if (text.charCodeAt(k) === 32) k++;
+  return text.charCodeAt(k) === 37 ? sign : 0;
+}
+
+/**
+ * The word nearest to word i, within CHANGE_REACH words of its clause, that `find` knows (the
+ * earlier one first at equal distance), as `find` maps it; undefined when there is none.
+ */
+function nearest(words: readonly Word[], i: number, find: ReadonlyMap<string, number>): number | undefined {
+  let back = i > 0 && !(words[i - 1] as Word).clauseEnd;
+  let ahead = !(words[i] as Word).clauseEnd;
+  for (let d = 1; d <= CHANGE_REACH && (back || ahead); d++) {
+    if (back && i - d >= 0) {
+      const w = words[i - d] as Word;
+      const m = find.get(w.text);
+      if (m !== undefined) return m;
+      back = i - d > 0 && !(words[i - d - 1] as Word).clauseEnd;
+    } else back = false;
+    if (ahead && i + d < words.length) {
+      const w = words[i + d] as Word;
+      const m = find.get(w.text);
+      if (m !== undefined) return m;
+      ahead = !w.clauseEnd;
+    } else ahead = false;
+  }
+  return undefined;
+}
+
+/** +1 or −1 when word i is a signed percentage, or "up" before a number; else 0. */
+function numberSign(words: readonly Word[], i: number): number {
+  const w = words[i] as Word;
+  if (w.sign !== 0) return w.sign;
+  return w.text === "up" && !w.clauseEnd && i + 1 < words.length && isDigit((words[i + 1] as Word).text.charCodeAt(0))
+    ? 1
+    : 0;
 }
 
 const URL = /https?:\/\/\S*/g;
@@ -238,6 +362,13 @@ export function featurize(
   for (const w of words) if (w.upper) upperWords++;
   /** VADER's "cap differential": capitals emphasise only when some, not all, words are in capitals. */
   const capDiff = upperWords > 0 && upperWords < words.length;
+  const extra = opts.business
+    ? opts.market
+      ? MARKET_AND_BUSINESS
+      : BUSINESS_WORDS
+    : opts.market
+      ? MARKET_WORDS
+      : undefined;
   const scopeLength = opts.negation === "clause" ? Number.POSITIVE_INFINITY : 3;
   let negScope = 0;
   let prev = 0;
@@ -262,7 +393,18 @@ export function featurize(
       const padded = `^${w}$`;
       for (let j = 0; j + 3 <= padded.length; j++) push(hashString(padded.slice(j, j + 3), CHARGRAM));
     }
-    let v = LEXICON.get(w) ?? (opts.market ? MARKET_WORDS.get(w) : undefined);
+    let v = LEXICON.get(w) ?? extra?.get(w);
+    const sign = opts.signed ? numberSign(words, i) : 0;
+    if (sign !== 0) v = 1.5 * sign;
+    if (opts.direction && v !== undefined) {
+      const dir = sign || CHANGE_WORDS.get(w);
+      if (dir !== undefined) {
+        const m = nearest(words, i, MEASURES);
+        if (m !== undefined) v = m * dir * Math.abs(v);
+      } else if (MEASURES.has(w) && nearest(words, i, CHANGE_WORDS) !== undefined) {
+        v = undefined; // "profit fell": the change says whether it is good
+      }
+    }
     if (v !== undefined) {
       hits++;
       if (word.upper && capDiff) v += v > 0 ? 0.733 : -0.733;
