@@ -1,12 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DENSE,
-  featureBuffer,
-  featurize,
-  VADER_DENSE,
-} from "../../../src/adapters/classifier/features.js";
+import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../../src/adapters/classifier/features.js";
 import { calibrated, logits, predict } from "../../../src/adapters/classifier/linear-model.js";
 import {
   decodeModel,
