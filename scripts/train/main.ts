@@ -22,7 +22,9 @@
  * --calbalance=X --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped in training) and --adapt=X (each
  * corpus's own copy of the weights in training), --seed=N (the training order's), --seeds=K (the
  * mean of K models trained in K orders), --decay=0|1 (the sparse step decays to 0) (defaults:
- * SHIPPED below).
+ * SHIPPED below). The emotion model: --emotions-only (it alone, printed, nothing written) and its
+ * settings --emo-epochs=N --emo-lr=X --emo-l2=X --emo-cap=X --emo-seed=N --emo-seeds=K
+ * --emo-decay=N --emo-withdev=0|1 (defaults: EMOTION_SETTINGS in emotions.ts).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -30,7 +32,7 @@ import { fileURLToPath } from "node:url";
 import type { LinearModel } from "../../src/adapters/classifier/linear-model.js";
 import { encodeModel, MODEL_NAME, MODEL_VERSION } from "../../src/adapters/classifier/model-file.js";
 import { CORPORA, type Corpus, dedupKey, type Example, HELD_OUT, loadCorpora, sentimentDir } from "./data.js";
-import { trainEmotions } from "./emotions.js";
+import { EMOTION_SETTINGS, type EmotionSettings, emotionData, trainEmotions } from "./emotions.js";
 import {
   featureStore,
   fitCalibration,
@@ -147,7 +149,27 @@ function fitCalibrated(store: Store, examples: readonly Example[], rows: readonl
 const rowsOf = (examples: readonly Example[], keep: (e: Example) => boolean): number[] =>
   examples.flatMap((e, i) => (keep(e) ? [i] : []));
 
+function emotionSettings(argv: readonly string[]): EmotionSettings {
+  const e = EMOTION_SETTINGS;
+  const num = (name: keyof EmotionSettings) => Number(flag(argv, `emo-${name.toLowerCase()}`) ?? e[name]);
+  return {
+    bits: e.bits,
+    epochs: num("epochs"),
+    lr: num("lr"),
+    l2: num("l2"),
+    cap: num("cap"),
+    seed: num("seed"),
+    seeds: num("seeds"),
+    decay: num("decay"),
+    withDev: num("withDev") === 1,
+  };
+}
+
 function main(argv: readonly string[]) {
+  if (argv.includes("--emotions-only")) {
+    trainEmotions(emotionData(sentimentDir()), emotionSettings(argv));
+    return;
+  }
   const s = settings(argv);
   const corpora = loadCorpora();
   const examples = CORPORA.flatMap((c) => corpora[c]);
@@ -209,7 +231,9 @@ function main(argv: readonly string[]) {
   console.log("shipped model, test splits:");
   printTable(CORPORA.map((c) => ({ heldOut: c, dropped: 0, ...test[c], gain: model.gain, bias: model.bias })));
 
-  const emotions = argv.includes("--no-emotions") ? undefined : trainEmotions(sentimentDir());
+  const emotions = argv.includes("--no-emotions")
+    ? undefined
+    : trainEmotions(emotionData(sentimentDir()), emotionSettings(argv));
   // Folds run by other processes, read once this one's work is done.
   if (from) {
     for (const f of from.split(",")) loco.push(...(JSON.parse(readFileSync(f, "utf8")) as LocoRow[]));
