@@ -34,6 +34,11 @@ export interface Settings {
   /** `balance` of the calibration fit's rows. */
   calBalance: number;
   /**
+   * The calibration fit weighs a corpus's positive and negative texts at their natural shares
+   * (together two thirds of the corpus, neutral the other third); false: every class alike.
+   */
+  calPolarShares: boolean;
+  /**
    * The model is the mean of the full model and the models trained each without one of its
    * corpora (those the calibration is fitted with): still one linear model, as fast and as large.
    */
@@ -52,6 +57,11 @@ export interface Settings {
   seeds: number;
   /** The sparse step decays linearly to 0 over the epochs after the first. */
   decay: boolean;
+  /**
+   * Tail averaging (Polyak–Ruppert): the weights are the mean of the iterates over the last this
+   * share of the sparse steps (0.2 of 6 epochs: the last one); 0 = the last iterate.
+   */
+  average: number;
 }
 
 /** The mean of linear models' weights (float, before quantisation): one linear model. */
@@ -126,8 +136,16 @@ export function view(store: Store, i: number, bits: number, scratch: Int32Array)
   };
 }
 
-/** Each corpus weighs size^−balance, each class within a corpus alike; mean weight 1. */
-export function rowWeights(examples: readonly Example[], rows: readonly number[], balance: number): Float64Array {
+/**
+ * Each corpus weighs size^−balance, each class within a corpus alike (with `polarShares`: neutral
+ * a third, positive and negative two thirds at their natural shares); mean weight 1.
+ */
+export function rowWeights(
+  examples: readonly Example[],
+  rows: readonly number[],
+  balance: number,
+  polarShares = false,
+): Float64Array {
   const count = new Map<string, number>();
   const corpusCount = new Map<string, number>();
   for (const r of rows) {
@@ -140,7 +158,12 @@ export function rowWeights(examples: readonly Example[], rows: readonly number[]
     const e = examples[r] as Example;
     const n = corpusCount.get(e.corpus) as number;
     const classes = [0, 1, 2].filter((c) => count.has(`${e.corpus}/${c}`)).length;
-    return n ** -balance * (n / (classes * (count.get(`${e.corpus}/${e.label}`) as number)));
+    const polar = (count.get(`${e.corpus}/0`) ?? 0) + (count.get(`${e.corpus}/2`) ?? 0);
+    const share =
+      polarShares && e.label !== 1 && polar > 0
+        ? (classes - (count.has(`${e.corpus}/1`) ? 1 : 0)) / polar
+        : 1 / (count.get(`${e.corpus}/${e.label}`) as number);
+    return n ** -balance * ((n / classes) * share);
   });
   const mean = raw.reduce((a, b) => a + b, 0) / raw.length;
   return Float64Array.from(raw, (w) => w / mean);
@@ -169,6 +192,64 @@ export function train(store: Store, examples: readonly Example[], rows: readonly
 }
 
 function trainOnce(store: Store, examples: readonly Example[], rows: readonly number[], s: Settings): LinearModel {
+  const [last, averaged] = trainRun(store, examples, rows, s, s.average > 0 ? [s.average] : []);
+  return (averaged ?? last) as LinearModel;
+}
+
+/**
+ * Iterate means over the last `share` of `steps` sparse steps, kept lazily: a sparse weight's
+ * value counts for every step it held it, added when it changes and at the end.
+ */
+function tailMeans(model: LinearModel, steps: number, shares: readonly number[]) {
+  const w = model.weights;
+  const since = new Int32Array(w.length);
+  const windows = shares.map((share) => ({
+    start: Math.floor(steps * (1 - share)),
+    sum: new Float64Array(w.length),
+    dense: new Float64Array(model.dense.length),
+  }));
+  const held = (j: number, t: number) => {
+    const last = since[j] as number;
+    for (const win of windows) {
+      const n = t - Math.max(last, win.start + 1);
+      if (n > 0) win.sum[j] = (win.sum[j] as number) + (w[j] as number) * n;
+    }
+  };
+  return {
+    /** Before weight j changes at sparse step t (1-based). */
+    change(j: number, t: number) {
+      held(j, t);
+      since[j] = t;
+    },
+    /** After sparse step t. */
+    stepped(t: number) {
+      for (const win of windows)
+        if (t > win.start)
+          for (let d = 0; d < win.dense.length; d++)
+            win.dense[d] = (win.dense[d] as number) + (model.dense[d] as number);
+    },
+    models(): LinearModel[] {
+      for (let j = 0; j < w.length; j++) held(j, steps + 1);
+      return windows.map((win) => {
+        const n = steps - win.start;
+        return {
+          ...model,
+          weights: Float32Array.from(win.sum, (x) => x / n),
+          dense: Float64Array.from(win.dense, (x) => x / n),
+        };
+      });
+    },
+  };
+}
+
+/** One training run: its last iterate, then its tail means over the last `shares` of the sparse steps. */
+export function trainRun(
+  store: Store,
+  examples: readonly Example[],
+  rows: readonly number[],
+  s: Settings,
+  shares: readonly number[] = [],
+): LinearModel[] {
   const model = newModel(s);
   const w = model.weights;
   const dense = model.dense;
@@ -187,7 +268,9 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
     if (!corpusIndex.has(c)) corpusIndex.set(c, corpusIndex.size);
   }
   const adapt = s.adapt > 0 ? corpusCopies(corpusIndex.size, s) : undefined;
+  const tail = shares.length > 0 ? tailMeans(model, steps, shares) : undefined;
   let seen = 0;
+  let t = 0;
   for (let epoch = 0; epoch < s.epochs; epoch++) {
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(draw() * (i + 1));
@@ -210,6 +293,7 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
         f.value = keptValue;
       }
       const sparseLr = s.decay && epoch > 0 ? s.sparseLr * Math.max(0, 1 - seen++ / steps) : s.sparseLr;
+      if (epoch > 0) t++;
       logits(model, f, z);
       const own = corpusIndex.get((examples[r] as Example).corpus) as number;
       if (adapt) adapt.add(own, f, z);
@@ -222,6 +306,7 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
         const x = f.value[k] as number;
         for (let c = 0; c < 3; c++) {
           const at = base + c;
+          tail?.change(at, t);
           w[at] = (w[at] as number) - sparseLr * ((grad[c] as number) * x + s.l2 * (w[at] as number));
         }
       }
@@ -236,9 +321,10 @@ function trainOnce(store: Store, examples: readonly Example[], rows: readonly nu
           dense[at] = (dense[at] as number) - (0.2 * gr) / Math.sqrt((dg2[at] as number) + 1e-8);
         }
       }
+      if (epoch > 0) tail?.stepped(t);
     }
   }
-  return model;
+  return [model, ...(tail?.models() ?? [])];
 }
 
 /** Each corpus's copy of the sparse and dense weights (Settings.adapt), used in training only. */

@@ -19,12 +19,15 @@
  * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
  * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
  * --chargrams=0|1 --market=0|1 --business=0|1 --direction=0|1 --signed=0|1 --calmix=W
- * --calbalance=X --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped in training) and --adapt=X (each
- * corpus's own copy of the weights in training), --seed=N (the training order's), --seeds=K (the
- * mean of K models trained in K orders), --decay=0|1 (the sparse step decays to 0) (defaults:
- * SHIPPED below). The emotion model: --emotions-only (it alone, printed, nothing written) and its
- * settings --emo-epochs=N --emo-lr=X --emo-l2=X --emo-cap=X --emo-seed=N --emo-seeds=K
- * --emo-decay=N --emo-withdev=0|1 (defaults: EMOTION_SETTINGS in emotions.ts).
+ * --calbalance=X --calpolar=0|1 --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped
+ * in training) and --adapt=X (each corpus's own copy of the weights in training), --seed=N (the
+ * training order's), --seeds=K (the mean of K models trained in K orders), --decay=0|1 (the sparse
+ * step decays to 0), --average=X (tail averaging over that share of the sparse steps) (defaults:
+ * SHIPPED below), and --orders=N (ORDERS below: each held-out fold is trained N times, in N base
+ * orders, and reported as the mean over them with their range, as the card's table is). The
+ * emotion model: --emotions-only (it alone, printed, nothing written) and its settings
+ * --emo-epochs=N --emo-lr=X --emo-l2=X --emo-cap=X --emo-seed=N --emo-seeds=K --emo-decay=N
+ * --emo-withdev=0|1 (defaults: EMOTION_SETTINGS in emotions.ts).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -47,7 +50,7 @@ import {
   vaderProbabilities,
 } from "./fit.js";
 import { score } from "./metrics.js";
-import { type LocoRow, printTable, type Report, writeCard } from "./report.js";
+import { type LocoRow, type OrderRun, overOrders, printSpread, printTable, type Report, writeCard } from "./report.js";
 
 /** The shipped settings. */
 export const SHIPPED: Settings = {
@@ -67,13 +70,23 @@ export const SHIPPED: Settings = {
   balance: 0.5,
   calMix: 0,
   calBalance: 1,
+  calPolarShares: false,
   ensemble: false,
   dropout: 0,
   adapt: 0,
   seed: 42,
   seeds: 3,
   decay: true,
+  average: 0,
 };
+
+/**
+ * Each held-out fold is trained this many times (`--orders=N` to change), with base seeds seed,
+ * seed + ORDER_STRIDE, …, and its figures are their mean and range: the training order alone moves
+ * a fold's figures by up to 3 points.
+ */
+const ORDERS = 3;
+const ORDER_STRIDE = 1000;
 
 const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
 
@@ -97,12 +110,14 @@ function settings(argv: readonly string[]): Settings {
     balance: num("balance", SHIPPED.balance),
     calMix: num("calmix", SHIPPED.calMix),
     calBalance: num("calbalance", SHIPPED.calBalance),
+    calPolarShares: num("calpolar", SHIPPED.calPolarShares ? 1 : 0) === 1,
     ensemble: num("ensemble", SHIPPED.ensemble ? 1 : 0) === 1,
     dropout: num("dropout", SHIPPED.dropout),
     adapt: num("adapt", SHIPPED.adapt),
     seed: num("seed", SHIPPED.seed),
     seeds: num("seeds", SHIPPED.seeds),
     decay: num("decay", SHIPPED.decay ? 1 : 0) === 1,
+    average: num("average", SHIPPED.average),
   };
 }
 
@@ -126,7 +141,7 @@ function fitCalibrated(store: Store, examples: readonly Example[], rows: readonl
     for (const z of rawLogits(inner, store, mine)) pooled.push(z);
     for (const r of mine) pooledRows.push(r);
   }
-  let weights = rowWeights(examples, pooledRows, s.calBalance);
+  let weights = rowWeights(examples, pooledRows, s.calBalance, s.calPolarShares);
   if (s.calMix > 0) {
     const halves = [rows.filter((_, i) => i % 2 === 0), rows.filter((_, i) => i % 2 === 1)] as const;
     const seen: number[] = [];
@@ -135,7 +150,7 @@ function fitCalibrated(store: Store, examples: readonly Example[], rows: readonl
       for (const z of rawLogits(inner, store, half)) pooled.push(z);
       for (const r of half) seen.push(r);
     }
-    const w = rowWeights(examples, seen, s.calBalance);
+    const w = rowWeights(examples, seen, s.calBalance, s.calPolarShares);
     weights = Float64Array.from([...weights.map((x) => x * (1 - s.calMix)), ...w.map((x) => x * s.calMix)]);
     for (const r of seen) pooledRows.push(r);
   }
@@ -185,6 +200,7 @@ function main(argv: readonly string[]) {
     return out;
   };
 
+  const orders = Number(flag(argv, "orders") ?? ORDERS);
   const from = flag(argv, "loco-from");
   const loco: LocoRow[] = [];
   if (!from && !argv.includes("--no-loco")) {
@@ -197,19 +213,36 @@ function main(argv: readonly string[]) {
       const evalKeys = new Set(examples.flatMap((e, i) => (e.corpus === held ? [keys[i] as string] : [])));
       const trainRows = rowsOf(examples, (e) => e.corpus !== held).filter((r) => !evalKeys.has(keys[r] as string));
       const dropped = examples.filter((e) => e.corpus !== held).length - trainRows.length;
-      const model = fitCalibrated(store, examples, trainRows, s);
       const evalRows = rowsOf(examples, (e) => e.corpus === held);
       const ex = evalRows.map((r) => examples[r] as Example);
-      const row: LocoRow = {
-        heldOut: held,
-        dropped,
-        model: score(probabilities(model, store, evalRows), ex),
-        vader: score(pick(vader, evalRows), ex),
-        gain: model.gain,
-        bias: model.bias,
-      };
+      const vaderMetrics = score(pick(vader, evalRows), ex);
+      const models: LinearModel[] = [];
+      const runs: OrderRun[] = [];
+      for (let k = 0; k < orders; k++) {
+        const seed = s.seed + ORDER_STRIDE * k;
+        const model = fitCalibrated(store, examples, trainRows, { ...s, seed });
+        const run = {
+          seed,
+          model: score(probabilities(model, store, evalRows), ex),
+          gain: model.gain,
+          bias: model.bias,
+        };
+        printTable([{ heldOut: held, model: run.model, vader: vaderMetrics }]);
+        models.push(model);
+        runs.push(run);
+      }
+      const row = overOrders(held, dropped, vaderMetrics, runs);
+      if (orders > 1) {
+        printSpread(row);
+        // each order's model with the orders' mean gain and bias: does one calibration over the orders do better?
+        const { gain, bias } = row;
+        const shared = models.map((m, k) => ({
+          ...(runs[k] as OrderRun),
+          model: score(probabilities({ ...m, gain, bias }, store, evalRows), ex),
+        }));
+        printSpread(overOrders(held, dropped, vaderMetrics, shared), "the orders' mean calibration");
+      }
       loco.push(row);
-      printTable([row]);
       console.log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s, ${dropped} duplicate training texts dropped)`);
     }
   }
