@@ -17,7 +17,7 @@
  * Flags: --no-write (print only), --no-loco (the shipped model only), --no-emotions, --only=CORPUS,…
  * (those folds only), --loco-only (no shipped model), --loco-out=FILE (write the folds' rows),
  * --loco-from=FILE,… (take the folds' rows from such files: folds run in parallel), and the
- * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1
+ * settings --bits=N --lr=X --balance=X --epochs=N --l2=X --bigrams=0|1 --reviews=0|1
  * --chargrams=0|1 --market=0|1 --business=0|1 --direction=0|1 --signed=0|1 --calmix=W
  * --calbalance=X --calpolar=0|1 --ensemble=0|1 --skipurls=0|1, --dropout=X (sparse features dropped
  * in training) and --adapt=X (each corpus's own copy of the weights in training), --seed=N (the
@@ -63,6 +63,7 @@ export const SHIPPED: Settings = {
     business: true,
     direction: true,
     signed: true,
+    reviews: true,
   },
   epochs: 6,
   sparseLr: 0.1,
@@ -102,6 +103,7 @@ function settings(argv: readonly string[]): Settings {
       business: num("business", SHIPPED.features.business ? 1 : 0) === 1,
       direction: num("direction", SHIPPED.features.direction ? 1 : 0) === 1,
       signed: num("signed", SHIPPED.features.signed ? 1 : 0) === 1,
+      reviews: num("reviews", SHIPPED.features.reviews ? 1 : 0) === 1,
       skipUrls: num("skipurls", SHIPPED.features.skipUrls ? 1 : 0) === 1,
     },
     epochs: num("epochs", SHIPPED.epochs),
@@ -208,7 +210,8 @@ function main(argv: readonly string[]) {
       .find((a) => a.startsWith("--only="))
       ?.slice(7)
       .split(",");
-    for (const held of HELD_OUT.filter((c) => !only || only.includes(c))) {
+    // --only may name a corpus outside HELD_OUT (VADER's own sets): an indicator fold, printed, never reported
+    for (const held of only ? CORPORA.filter((c) => only.includes(c)) : HELD_OUT) {
       t0 = performance.now();
       const evalKeys = new Set(examples.flatMap((e, i) => (e.corpus === held ? [keys[i] as string] : [])));
       const trainRows = rowsOf(examples, (e) => e.corpus !== held).filter((r) => !evalKeys.has(keys[r] as string));
@@ -242,7 +245,7 @@ function main(argv: readonly string[]) {
         }));
         printSpread(overOrders(held, dropped, vaderMetrics, shared), "the orders' mean calibration");
       }
-      loco.push(row);
+      if ((HELD_OUT as readonly Corpus[]).includes(held)) loco.push(row);
       console.log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s, ${dropped} duplicate training texts dropped)`);
     }
   }

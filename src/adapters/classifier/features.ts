@@ -70,6 +70,8 @@ export interface FeatureOptions {
   direction?: boolean;
   /** A signed percentage ("+5%", "-3.2%") or "up" before a number is a rise or fall (absent: a number). */
   signed?: boolean;
+  /** REVIEW_WORDS join the lexicon features (absent: they do not). */
+  reviews?: boolean;
   /** Web addresses (http:// or https:// up to the next space) are no words (absent: they are). */
   skipUrls?: boolean;
 }
@@ -111,6 +113,30 @@ export const BUSINESS_WORDS: ReadonlyMap<string, number> = new Map([
   ...words(
     -0.8,
     "reduce reduced reduces reducing narrowed narrows narrowing slowed slows restructuring probe probes sues sued overvalued",
+  ),
+]);
+
+/**
+ * Verdicts of product and film reviews that VADER's lexicon, MARKET_WORDS and BUSINESS_WORDS lack
+ * (what breaks or lasts, what it is worth, how a film holds), with a valence on VADER's scale.
+ * Chosen from what the words mean, not from any corpus.
+ */
+export const REVIEW_WORDS: ReadonlyMap<string, number> = new Map([
+  ...words(
+    1.5,
+    "sturdy sturdier durable dependable reliable gripping riveting mesmerizing mesmerising spellbinding captivating engrossing electrifying masterful masterfully unmissable poignant immersive suspenseful impeccable exquisite unforgettable witty enchanting endearing rewatchable unputdownable masterwork gem gems",
+  ),
+  ...words(
+    0.8,
+    "nuanced sleek ergonomic affordable inexpensive rugged comfy crisp intuitive seamless seamlessly effortless effortlessly handy versatile polished absorbing timeless memorable snappy speedy solidly",
+  ),
+  ...words(
+    -1.5,
+    "flimsy flimsier malfunction malfunctions malfunctioned malfunctioning unusable junk shoddy shoddily cheaply poorly unreliable unresponsive glitchy buggy unwatchable unreadable unbearable tedious tedium overlong cliched clichéd cliche cliché cliches clichés formulaic contrived plodding incoherent mediocre forgettable lifeless hackneyed uninspired unfunny cringeworthy cringey cringy amateurish overhyped overrated overpriced subpar letdown sloppy underwhelming underwhelmed knockoff ripoff unconvincing nonsensical clunky laggy bland pointless overacted overacting miscast preachy melodramatic gimmicky flawed",
+  ),
+  ...words(
+    -0.8,
+    "refund refunds refunded returned predictable meandering pretentious shallow snooze yawn overwrought schmaltzy cheesy corny slog uneven overblown bloated convoluted implausible cringe overdone hollow gimmick flaw flaws pricey breaks cracked leaks leaking leaky jammed jams overheats overheated overheating froze rattles squeaky squeaks glitch glitches warped brittle chipped flaking peeling frayed wobbly counterfeit",
   ),
 ]);
 
@@ -393,7 +419,7 @@ export function featurize(
       const padded = `^${w}$`;
       for (let j = 0; j + 3 <= padded.length; j++) push(hashString(padded.slice(j, j + 3), CHARGRAM));
     }
-    let v = LEXICON.get(w) ?? extra?.get(w);
+    let v = LEXICON.get(w) ?? extra?.get(w) ?? (opts.reviews ? REVIEW_WORDS.get(w) : undefined);
     const sign = opts.signed ? numberSign(words, i) : 0;
     if (sign !== 0) v = 1.5 * sign;
     if (opts.direction && v !== undefined) {

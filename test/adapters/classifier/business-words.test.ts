@@ -3,22 +3,14 @@ import {
   BUSINESS_WORDS,
   CHANGE_WORDS,
   type FeatureOptions,
-  featureBuffer,
-  featurize,
   MARKET_WORDS,
   MEASURES,
 } from "../../../src/adapters/classifier/features.js";
 import { LEXICON } from "../../../src/adapters/classifier/vader-scores.js";
+import { compound } from "./lexicon-compound.js";
 
 const MARKET: FeatureOptions = { negation: "window", bigrams: true, charGrams: false, market: true };
 const ALL: FeatureOptions = { ...MARKET, business: true, direction: true, signed: true };
-
-/** The lexicon features' compound (DENSE[1]) of a text. */
-function compound(text: string, opts: FeatureOptions): number {
-  const buf = featureBuffer();
-  featurize(text, 18, buf, opts);
-  return buf.dense[1] as number;
-}
 
 describe("business words, change read against what changes, and signed percentages", () => {
   it("business words are words neither VADER's lexicon nor the market words have", () => {
