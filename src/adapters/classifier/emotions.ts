@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DENSE, type FeatureBuffer, type FeatureOptions, featurize } from "./features.js";
+import { DENSE, type FeatureBuffer, type FeatureOptions, featurize, knownOptions } from "./features.js";
 import { vaderScoresInto } from "./vader-scores.js";
 
 const MAGIC = "ALEMOT01";
@@ -60,7 +60,8 @@ export function decodeEmotions(bytes: Buffer): EmotionModel {
   if (body.length !== header.labels.length << header.bits) throw new Error("emotion model file is truncated");
   const weights = new Int8Array(body.length);
   weights.set(new Int8Array(body.buffer, body.byteOffset, body.length));
-  return { ...header, weights, dense: Float64Array.from(header.dense) };
+  const features = knownOptions(header.features, "the emotion model file");
+  return { ...header, features, weights, dense: Float64Array.from(header.dense) };
 }
 
 /** Each emotion's probability from the features in `buf` (featurized for this model), written into `out`. */

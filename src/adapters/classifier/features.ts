@@ -76,6 +76,29 @@ export interface FeatureOptions {
   skipUrls?: boolean;
 }
 
+/** Every option's name (a Record, so the compiler holds it equal to FeatureOptions' keys). */
+const OPTION_NAMES: Record<keyof FeatureOptions, true> = {
+  negation: true,
+  bigrams: true,
+  charGrams: true,
+  market: true,
+  business: true,
+  direction: true,
+  signed: true,
+  reviews: true,
+  skipUrls: true,
+};
+
+/**
+ * A weights file's feature options, refused when they name one this code does not have: a model
+ * trained with it would be served without it, silently wrong.
+ */
+export function knownOptions(features: FeatureOptions, file: string): FeatureOptions {
+  for (const name of Object.keys(features))
+    if (!Object.hasOwn(OPTION_NAMES, name)) throw new Error(`${file} uses a feature this code lacks: ${name}`);
+  return features;
+}
+
 /**
  * Words of market direction that VADER's lexicon lacks (prices, ratings and forecasts going up
  * or down), with a valence on its scale. Chosen from what the words mean, not from any corpus.

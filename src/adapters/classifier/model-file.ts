@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_FEATURES, DENSE, type FeatureOptions, VADER_DENSE } from "./features.js";
+import { DEFAULT_FEATURES, DENSE, type FeatureOptions, knownOptions, VADER_DENSE } from "./features.js";
 import { CLASSES, type LinearModel } from "./linear-model.js";
 
 /** The trained model's name and version in every answer; bump the version on every retrain. */
 export const MODEL_NAME = "almanac-sentiment-lr";
-export const MODEL_VERSION = "2.2.0";
+export const MODEL_VERSION = "2.3.0";
 
 const MAGIC = "ALSENT01";
 
@@ -76,7 +76,7 @@ export function decodeModel(bytes: Buffer): LinearModel & { name: string; versio
     temperature: header.temperature,
     gain: header.gain,
     bias: header.bias,
-    features: header.features ?? DEFAULT_FEATURES,
+    features: knownOptions(header.features ?? DEFAULT_FEATURES, "the sentiment model file"),
   };
 }
 

@@ -132,26 +132,26 @@ export type ClassifyResponseBody = z.infer<typeof ClassifyResponse>;
 
 /** What the embedded model answers for the request example (real output, not made up). */
 export const CLASSIFY_EXAMPLE: ClassifyResponseBody = {
-  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "2.2.0" },
+  model: { provider: "embedded", name: "almanac-sentiment-lr", version: "2.3.0" },
   labels: ["positive", "neutral", "negative"],
   results: [
     {
       index: 0,
       label: "positive",
-      confidence: 0.978582479064386,
-      scores: { positive: 0.978582479064386, neutral: 0.019859071619854583, negative: 0.0015584493157592967 },
+      confidence: 0.9803663104373902,
+      scores: { positive: 0.9803663104373902, neutral: 0.018198721303070604, negative: 0.0014349682595392514 },
     },
     {
       index: 1,
       label: "neutral",
-      confidence: 0.5222377574576088,
-      scores: { positive: 0.24494862681841353, neutral: 0.5222377574576088, negative: 0.23281361572397763 },
+      confidence: 0.53367512674875,
+      scores: { positive: 0.2319588975011928, neutral: 0.53367512674875, negative: 0.2343659757500573 },
     },
     {
       index: 2,
       label: "negative",
-      confidence: 0.7397303414427252,
-      scores: { positive: 0.11774765303547174, neutral: 0.14252200552180305, negative: 0.7397303414427252 },
+      confidence: 0.737658230355212,
+      scores: { positive: 0.11972326478044695, neutral: 0.142618504864341, negative: 0.737658230355212 },
     },
   ],
   usage: { texts: 3 },

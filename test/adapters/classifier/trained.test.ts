@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import vader from "vader-sentiment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeEmotions } from "../../../src/adapters/classifier/emotions.js";
 import { DENSE, featureBuffer, featurize, VADER_DENSE } from "../../../src/adapters/classifier/features.js";
 import { calibrated, logits, predict } from "../../../src/adapters/classifier/linear-model.js";
 import {
@@ -112,6 +113,15 @@ describe("texts the model cannot read are flagged, never confidently labelled", 
 });
 
 describe("the weights file", () => {
+  /** The same weights file with its header's feature options replaced (a file trained with them). */
+  const withFeatures = (bytes: Buffer, features: object) => {
+    const header = JSON.parse(bytes.subarray(12, 12 + bytes.readUInt32LE(8)).toString()) as object;
+    const json = Buffer.from(JSON.stringify({ ...header, features }));
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(json.length);
+    return Buffer.concat([bytes.subarray(0, 8), len, json, bytes.subarray(12 + bytes.readUInt32LE(8))]);
+  };
+
   it("is at most 5 MB and decodes to what was encoded", () => {
     expect(statSync(shippedModelPath()).size).toBeLessThanOrEqual(5 * 1024 * 1024);
     const model = loadShippedModel();
@@ -138,13 +148,20 @@ describe("the weights file", () => {
     expect(Object.keys(header).sort()).toEqual(
       ["bias", "dense", "denseNames", "features", "gain", "name", "scale", "temperature", "version", "bits"].sort(),
     );
-    expect(Object.keys(header.features as object).sort()).toEqual([
-      "bigrams",
-      "charGrams",
-      "market",
-      "negation",
-      "skipUrls",
-    ]);
+    const shipped = header.features as object;
+    expect(decodeModel(withFeatures(bytes, shipped)).features).toEqual(shipped);
+    expect(() => decodeModel(withFeatures(bytes, { ...shipped, subwords: true }))).toThrow(
+      "the sentiment model file uses a feature this code lacks: subwords",
+    );
+  });
+
+  it("an emotion file naming a feature this code lacks is refused too", () => {
+    const bytes = readFileSync(shippedModelPath().replace("sentiment.bin", "emotions.bin"));
+    const shipped = decodeEmotions(bytes).features;
+    expect(decodeEmotions(withFeatures(bytes, shipped)).features).toEqual(shipped);
+    expect(() => decodeEmotions(withFeatures(bytes, { ...shipped, subwords: true }))).toThrow(
+      "the emotion model file uses a feature this code lacks: subwords",
+    );
   });
 
   it("with skipUrls a web address makes no words", () => {
