@@ -163,7 +163,17 @@ export const REVIEW_WORDS: ReadonlyMap<string, number> = new Map([
   ),
 ]);
 
-const MARKET_AND_BUSINESS: ReadonlyMap<string, number> = new Map([...MARKET_WORDS, ...BUSINESS_WORDS]);
+/** The words joining VADER's lexicon under `opts` (market, business, reviews), one map per combination. */
+const ADDED_LEXICONS: ReadonlyMap<string, number>[] = [];
+function addedLexicon(opts: Readonly<FeatureOptions>): ReadonlyMap<string, number> {
+  const key = (opts.market ? 1 : 0) | (opts.business ? 2 : 0) | (opts.reviews ? 4 : 0);
+  ADDED_LEXICONS[key] ??= new Map([
+    ...(opts.market ? MARKET_WORDS : []),
+    ...(opts.business ? BUSINESS_WORDS : []),
+    ...(opts.reviews ? REVIEW_WORDS : []),
+  ]);
+  return ADDED_LEXICONS[key];
+}
 
 /** Change words: +1 a rise, −1 a fall ("eased" too, though its own valence is positive). */
 export const CHANGE_WORDS: ReadonlyMap<string, number> = new Map([
@@ -411,13 +421,7 @@ export function featurize(
   for (const w of words) if (w.upper) upperWords++;
   /** VADER's "cap differential": capitals emphasise only when some, not all, words are in capitals. */
   const capDiff = upperWords > 0 && upperWords < words.length;
-  const extra = opts.business
-    ? opts.market
-      ? MARKET_AND_BUSINESS
-      : BUSINESS_WORDS
-    : opts.market
-      ? MARKET_WORDS
-      : undefined;
+  const added = addedLexicon(opts);
   const scopeLength = opts.negation === "clause" ? Number.POSITIVE_INFINITY : 3;
   let negScope = 0;
   let prev = 0;
@@ -442,7 +446,7 @@ export function featurize(
       const padded = `^${w}$`;
       for (let j = 0; j + 3 <= padded.length; j++) push(hashString(padded.slice(j, j + 3), CHARGRAM));
     }
-    let v = LEXICON.get(w) ?? extra?.get(w) ?? (opts.reviews ? REVIEW_WORDS.get(w) : undefined);
+    let v = LEXICON.get(w) ?? added.get(w);
     const sign = opts.signed ? numberSign(words, i) : 0;
     if (sign !== 0) v = 1.5 * sign;
     if (opts.direction && v !== undefined) {
