@@ -69,7 +69,7 @@ export const SHIPPED: Settings = {
   sparseLr: 0.1,
   l2: 1e-6,
   balance: 0.5,
-  calMix: 0,
+  calMix: 0.2,
   calBalance: 1,
   calPolarShares: false,
   ensemble: false,

@@ -3209,31 +3209,31 @@ export interface operations {
                      *         {
                      *           "index": 0,
                      *           "label": "positive",
-                     *           "confidence": 0.9803663104373902,
+                     *           "confidence": 0.9845447115454088,
                      *           "scores": {
-                     *             "positive": 0.9803663104373902,
-                     *             "neutral": 0.018198721303070604,
-                     *             "negative": 0.0014349682595392514
+                     *             "positive": 0.9845447115454088,
+                     *             "neutral": 0.014133184297386804,
+                     *             "negative": 0.0013221041572042628
                      *           }
                      *         },
                      *         {
                      *           "index": 1,
                      *           "label": "neutral",
-                     *           "confidence": 0.53367512674875,
+                     *           "confidence": 0.5725645152670019,
                      *           "scores": {
-                     *             "positive": 0.2319588975011928,
-                     *             "neutral": 0.53367512674875,
-                     *             "negative": 0.2343659757500573
+                     *             "positive": 0.2116544695046822,
+                     *             "neutral": 0.5725645152670019,
+                     *             "negative": 0.21578101522831578
                      *           }
                      *         },
                      *         {
                      *           "index": 2,
                      *           "label": "negative",
-                     *           "confidence": 0.737658230355212,
+                     *           "confidence": 0.7657441049276322,
                      *           "scores": {
-                     *             "positive": 0.11972326478044695,
-                     *             "neutral": 0.142618504864341,
-                     *             "negative": 0.737658230355212
+                     *             "positive": 0.11757160217382312,
+                     *             "neutral": 0.11668429289854475,
+                     *             "negative": 0.7657441049276322
                      *           }
                      *         }
                      *       ],
