@@ -1,7 +1,8 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { prepareLimitsFile } from "./adapters/limiter.js";
 import { openMigrated } from "./admin.js";
-import type { Config } from "./config.js";
+import { type Config, usesRedis } from "./config.js";
 
 /**
  * WEB_CONCURRENCY > 1: this (primary) process migrates once, then forks N workers that share
@@ -12,6 +13,7 @@ import type { Config } from "./config.js";
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
   const { database } = await openMigrated(config, logger, { auth: true }); // better-auth loads only here
   await database.close();
+  if (!usesRedis(config)) prepareLimitsFile(config.DATA_DIR);
 
   let stopping = false;
   /** A worker exited before it ever listened (port in use, a bad HOST): forking again would fail alike. */

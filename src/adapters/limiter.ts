@@ -120,11 +120,7 @@ export class SqliteRateLimiter implements RateLimiter {
 
   constructor(dataDir: string) {
     const file = privateDatabaseFile(dataDir, "limits.db");
-    const db = openSqliteFile(file);
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 2000");
-    createTable(db);
+    const db = openLimitsFile(file);
     this.db = db;
     // Checkpoints (two fsyncs) in a thread of their own, not inside a commit on the event loop.
     this.checkpointer = new WalCheckpointer(file, (pages) => db.pragma(`wal_autocheckpoint = ${pages}`));
@@ -331,6 +327,24 @@ export class SqliteRateLimiter implements RateLimiter {
       else op.resolve(result as never);
     }
   }
+}
+
+/** Opens `file` (creating it) in WAL mode with the counters' tables. */
+function openLimitsFile(file: string): SqliteConnection {
+  const db = openSqliteFile(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 2000");
+  createTable(db);
+  return db;
+}
+
+/**
+ * Creates DATA_DIR/limits.db before WEB_CONCURRENCY's workers open it: two processes switching a
+ * new file to WAL at once can get SQLITE_BUSY without waiting, which stopped a worker's start.
+ */
+export function prepareLimitsFile(dataDir: string): void {
+  openLimitsFile(privateDatabaseFile(dataDir, "limits.db")).close();
 }
 
 const TABLE =
