@@ -9,7 +9,7 @@
 import { type EmotionModel, emotionScores, encodeEmotions } from "../../src/adapters/classifier/emotions.js";
 import type { FeatureOptions } from "../../src/adapters/classifier/features.js";
 import { goemotionsLabels, loadGoEmotions, rng } from "./data.js";
-import { featureStore, STRIDE, type Store, view } from "./fit.js";
+import { featureStore, meanOf, STRIDE, type Store, view } from "./fit.js";
 import type { EmotionReport } from "./report.js";
 
 export interface EmotionSettings {
@@ -137,14 +137,14 @@ function meanModel(
 ): EmotionModel {
   const k = labels.length;
   const size = k << s.bits;
-  const w = Float32Array.from((runs[0] as FloatWeights).w);
-  const dense = Float64Array.from((runs[0] as FloatWeights).dense);
-  for (const run of runs.slice(1)) {
-    for (let j = 0; j < size; j++) w[j] = (w[j] as number) + (run.w[j] as number);
-    for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) + (run.dense[j] as number);
-  }
-  for (let j = 0; j < size; j++) w[j] = (w[j] as number) / runs.length;
-  for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) / runs.length;
+  const w = meanOf(
+    Float32Array,
+    runs.map((r) => r.w),
+  );
+  const dense = meanOf(
+    Float64Array,
+    runs.map((r) => r.dense),
+  );
   // int8 with a per-emotion scale (99.99th percentile of |w| → 127)
   const q = new Int8Array(size);
   const scale: number[] = [];

@@ -66,16 +66,28 @@ export interface Settings {
 
 /** The mean of linear models' weights (float, before quantisation): one linear model. */
 export function meanModel(models: readonly LinearModel[]): LinearModel {
-  const first = models[0] as LinearModel;
-  const weights = new Float32Array(first.weights.length);
-  const dense = new Float64Array(first.dense.length);
-  for (const m of models) {
-    for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) + (m.weights[j] as number);
-    for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) + (m.dense[j] as number);
-  }
-  for (let j = 0; j < weights.length; j++) weights[j] = (weights[j] as number) / models.length;
-  for (let j = 0; j < dense.length; j++) dense[j] = (dense[j] as number) / models.length;
-  return { ...first, weights, dense };
+  return {
+    ...(models[0] as LinearModel),
+    weights: meanOf(
+      Float32Array,
+      models.map((m) => m.weights),
+    ),
+    dense: meanOf(
+      Float64Array,
+      models.map((m) => m.dense),
+    ),
+  };
+}
+
+/** The element-wise mean of equally long arrays (the weights of models trained alike), as an `Out`. */
+export function meanOf<T extends Float32Array | Float64Array>(
+  Out: new (length: number) => T,
+  arrays: readonly ArrayLike<number>[],
+): T {
+  const out = new Out((arrays[0] as ArrayLike<number>).length);
+  for (const a of arrays) for (let j = 0; j < out.length; j++) out[j] = (out[j] as number) + (a[j] as number);
+  for (let j = 0; j < out.length; j++) out[j] = (out[j] as number) / arrays.length;
+  return out;
 }
 
 /** Sparse and dense features of every text, hashed into 2^MAX_BITS buckets (masked down when trained). */
